@@ -1,0 +1,299 @@
+"""`pypto.frontend.jit`: the kernel entry. bind -> key -> trace on a cache miss -> run.
+
+Decoration checks the signature (tensor parameters first, no return value) and the option
+dicts, but compiles nothing. Each call binds the caller's tensors against the annotations,
+builds the cache key from the static shapes, dtypes, non-tensor argument values and the option
+scope, traces the body on a miss, and runs the program. Dynamic dims never recompile.
+`runtime_options` is held by reference, so a change after decoration takes effect.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import os
+import sys
+import textwrap
+from typing import Any, Callable
+
+from pypto import _config
+from pypto.errors import PyptoError, PyptoRuntimeError, PyptoTypeError, PyptoValueError, SourceLoc
+from pypto.frontend import options as opt
+from pypto.frontend.binding import BoundTensor, bind_tensor, freeze
+from pypto.frontend.control import check_no_open_loops, trace_default_loop
+from pypto.frontend.tensor import Tensor, TensorAnnotation
+from pypto.frontend.tracer import Tracer, new_program
+from pypto.ir.program import Param, Program
+from pypto.ir.tensor import StorageKind
+
+_NPU_NOTICE_SHOWN = False
+
+
+def _annotation_of(p: inspect.Parameter) -> TensorAnnotation | None:
+    ann = p.annotation
+    if ann is inspect.Parameter.empty or not hasattr(ann, "to_tensor"):
+        return None
+    if isinstance(ann, type):
+        return None
+    return ann.to_tensor()
+
+
+def _check_source(func: Callable) -> None:
+    """Reject a return annotation and `return <value>` in the kernel body, pointing at it."""
+    code = func.__code__
+    if "return" in getattr(func, "__annotations__", {}):
+        raise PyptoValueError(
+            f"kernel '{func.__name__}' has a return annotation; kernels have no return value: "
+            f"write results into an output parameter (out.move(...) or out[:] = ...)",
+            SourceLoc(code.co_filename, code.co_firstlineno, func.__name__))
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return  # no source (e.g. exec'd code): the runtime check on the return value remains
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+
+    class Finder(ast.NodeVisitor):
+        def visit_FunctionDef(self, node: ast.AST) -> None:
+            if node is fdef:
+                self.generic_visit(node)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_Lambda(self, node: ast.AST) -> None:
+            return
+
+        def visit_Return(self, node: ast.Return) -> None:
+            if node.value is not None:
+                line = first + node.lineno - 1
+                raise PyptoValueError(
+                    f"kernel '{func.__name__}' returns a value; kernels have no return value: "
+                    f"write results into an output parameter (out.move(...) or out[:] = ...)",
+                    SourceLoc(code.co_filename, line, func.__name__))
+
+    Finder().visit(fdef)
+
+
+class JitKernel:
+    """The callable a `@pypto.frontend.jit` kernel becomes."""
+
+    def __init__(self, func: Callable, *, host_options: dict | None = None,
+                 codegen_options: dict | None = None, pass_options: dict | None = None,
+                 runtime_options: dict | None = None, verify_options: dict | None = None,
+                 debug_options: dict | None = None, **extra: Any):
+        if not inspect.isfunction(func):
+            raise PyptoTypeError(f"pypto.frontend.jit decorates a function, got "
+                                 f"{type(func).__name__}")
+        unknown = set(extra) - {"infer_controlflow_shape", "use_cache", "new_ir",
+                                "create_new_logical_tensor"}
+        if unknown:
+            raise PyptoTypeError(f"pypto.frontend.jit got unknown keyword(s) {sorted(unknown)}")
+        self.func = func
+        self.use_cache = bool(extra.get("use_cache", True))
+        functools.update_wrapper(self, func)
+        _check_source(func)
+        self._fixed = opt.flatten(host_options=host_options, codegen_options=codegen_options,
+                                  pass_options=pass_options, verify_options=verify_options,
+                                  debug_options=debug_options)
+        if runtime_options is not None and not isinstance(runtime_options, dict):
+            raise PyptoTypeError("runtime_options must be a dict")
+        self.runtime_options = runtime_options if runtime_options is not None else {}
+        _config.check_dict("runtime", self.runtime_options, "runtime_options")
+        self._signature(func)
+        self._cache: dict[Any, Program] = {}
+        self.last_program: Program | None = None
+        self.last_executor: Any = None
+        self.compile_count = 0
+
+    def _signature(self, func: Callable) -> None:
+        sig = inspect.signature(func)
+        self.tensor_params: list[tuple[str, TensorAnnotation]] = []
+        self.other_params: list[inspect.Parameter] = []
+        for p in sig.parameters.values():
+            ann = _annotation_of(p)
+            if ann is not None:
+                if self.other_params:
+                    raise PyptoValueError(
+                        f"kernel '{func.__name__}': tensor parameter '{p.name}' comes after "
+                        f"non-tensor parameter '{self.other_params[0].name}'; every tensor "
+                        f"parameter must come first")
+                if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    raise PyptoValueError(f"tensor parameter '{p.name}' must be positional")
+                self.tensor_params.append((p.name, ann))
+            else:
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    raise PyptoValueError(f"kernel '{func.__name__}': *args/**kwargs "
+                                          f"parameters are not supported")
+                self.other_params.append(p)
+
+    # ---- properties mirroring PyPTO's wrapper ----
+    @property
+    def function(self) -> Program | None:
+        return self.last_program
+
+    @property
+    def handler(self) -> Program | None:
+        return self.last_program
+
+    # ---- calling ----
+    def _bind_others(self, rest: tuple, kwargs: dict) -> dict[str, Any]:
+        names = [p.name for p in self.other_params]
+        if len(rest) > len(names):
+            raise PyptoRuntimeError(
+                f"kernel '{self.__name__}' takes {len(self.tensor_params)} tensor and "
+                f"{len(names)} non-tensor arguments, got {len(self.tensor_params) + len(rest)} "
+                f"positional")
+        values = dict(zip(names, rest))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise PyptoRuntimeError(f"kernel '{self.__name__}' got an unknown keyword "
+                                        f"argument '{k}' (non-tensor parameters: {names})")
+            if k in values:
+                raise PyptoRuntimeError(f"kernel '{self.__name__}' got '{k}' twice")
+            values[k] = v
+        for p in self.other_params:
+            if p.name not in values:
+                if p.default is inspect.Parameter.empty:
+                    raise PyptoRuntimeError(f"kernel '{self.__name__}' is missing the "
+                                            f"non-tensor argument '{p.name}'")
+                values[p.name] = p.default
+        return values
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple[list[BoundTensor], dict, dict[str, int]]:
+        n = len(self.tensor_params)
+        if len(args) < n:
+            names = ", ".join(name for name, _ in self.tensor_params)
+            raise PyptoRuntimeError(f"kernel '{self.__name__}' needs {n} tensor arguments "
+                                    f"({names}) first, got {len(args)} positional arguments")
+        symbols: dict[str, int] = {}
+        bound = [bind_tensor(i, name, ann, args[i], symbols)
+                 for i, (name, ann) in enumerate(self.tensor_params)]
+        others = self._bind_others(tuple(args[n:]), kwargs)
+        return bound, others, symbols
+
+    def _options_scope(self) -> dict[str, Any]:
+        values = dict(self._fixed)
+        for k, v in _config.check_dict("runtime", self.runtime_options,
+                                       "runtime_options").items():
+            values[f"runtime.{k}"] = v
+        return values
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            return self._call(args, kwargs)
+        except PyptoError as e:
+            raise e.with_traceback(None) from None
+
+    def _call(self, args: tuple, kwargs: dict) -> None:
+        bound, others, symbols = self.bind(args, kwargs)
+        scope = self._options_scope()
+        token = opt.push_scope("jit_scope", scope)
+        try:
+            key = (tuple(b.static_key for b in bound),
+                   tuple((k, freeze(v, f"argument '{k}'")) for k, v in others.items()),
+                   tuple(sorted((k, repr(v)) for k, v in opt.snapshot().items()
+                                if not k.startswith("runtime."))))
+            program = self._cache.get(key) if self.use_cache else None
+            if program is None:
+                program = self._trace(bound, others)
+                self._cache[key] = program
+                self.compile_count += 1
+            self.last_program = program
+            self._announce_run_mode()
+            if opt.lookup("debug.compile_debug_mode", 0):
+                from pypto.ir.dump import dump_program
+                dump_program(program, output_dir())
+            self._execute(program, bound, symbols)
+        finally:
+            opt.pop_scope(token)
+        return None
+
+    def _trace(self, bound: list[BoundTensor], others: dict[str, Any]) -> Program:
+        tracer = Tracer(self.__name__)
+        params, stand_ins = [], []
+        for i, b in enumerate(bound):
+            storage = tracer.new_storage(StorageKind.ARG, b.name, b.dtype, b.dims, i)
+            value = tracer.new_value(b.dims, b.dtype, b.dims, storage, b.name)
+            dyn = tuple(d for d, e in enumerate(b.dims) if not e.is_const())
+            params.append(Param(i, b.name, value, dyn))
+            stand_ins.append(Tensor._wrap(value))
+        with tracer.active():
+            root, paths = trace_default_loop(tracer)
+            for _ in paths:
+                result = self.func(*stand_ins, **others)
+                if result is not None:
+                    raise PyptoValueError(
+                        f"kernel '{self.__name__}' returned a value; kernels have no return "
+                        f"value: write results into an output parameter")
+            check_no_open_loops(tracer)
+        return new_program(tracer, params, root)
+
+    def _announce_run_mode(self) -> None:
+        global _NPU_NOTICE_SHOWN
+        mode = opt.lookup("runtime.run_mode")
+        if mode is None:
+            mode = _config.RunMode.NPU if os.environ.get("ASCEND_HOME_PATH") and not \
+                os.environ.get("CAMODEL_LOG_PATH") else _config.RunMode.SIM
+        if mode == _config.RunMode.NPU and not _NPU_NOTICE_SHOWN:
+            _NPU_NOTICE_SHOWN = True
+            print("[pypto] run_mode=NPU: no NPU is present; the kernel runs on the CPU "
+                  "(exact numerics) instead", file=sys.stderr)
+
+    def _execute(self, program: Program, bound: list[BoundTensor],
+                 symbols: dict[str, int]) -> None:
+        from pypto.runtime.reference import ReferenceExecutor
+        arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
+        executor = ReferenceExecutor(program, symbols, arrays)
+        executor.run()
+        self.last_executor = executor
+
+
+def output_dir() -> str:
+    """`output/output_<YYYYMMDD_HHMMSS_usec_pid>/` under the current directory, created."""
+    import datetime
+    now = datetime.datetime.now()
+    path = os.path.join("output", f"output_{now:%Y%m%d_%H%M%S}_{now:%f}_{os.getpid()}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def jit(func: Callable | None = None, **kwargs: Any) -> Any:
+    """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
+    if func is None:
+        return lambda f: JitKernel(f, **kwargs)
+    return JitKernel(func, **kwargs)
+
+
+def function(func: Callable | None = None) -> Any:
+    """`@pypto.frontend.function`: a helper inlined into the calling kernel. Helpers run as
+    plain Python here, so this only checks annotated tensor parameters at call time."""
+    def deco(f: Callable) -> Callable:
+        sig = inspect.signature(f)
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if kwargs:
+                raise PyptoTypeError(f"pypto.frontend.function '{f.__name__}' takes positional "
+                                     f"arguments only")
+            for p, a in zip(sig.parameters.values(), args):
+                ann = _annotation_of(p)
+                if ann is not None:
+                    if not isinstance(a, Tensor):
+                        raise PyptoTypeError(f"'{f.__name__}' parameter '{p.name}' expects a "
+                                             f"tensor, got {type(a).__name__}")
+                    if ann.dtype is not None and a.dtype != ann.dtype:
+                        raise PyptoValueError(f"'{f.__name__}' parameter '{p.name}' expects "
+                                              f"{ann.dtype.name}, got {a.dtype.name}")
+            return f(*args)
+        return wrapper
+    return deco if func is None else deco(func)
+
+
+def dynamic(name: str) -> Any:
+    """`pypto.frontend.dynamic("N")`: a named dynamic dim shared by annotations."""
+    from pypto.symbolic import SymbolicScalar
+    if not isinstance(name, str) or not name:
+        raise PyptoTypeError("pypto.frontend.dynamic takes a non-empty name")
+    return SymbolicScalar(name)

@@ -1,0 +1,296 @@
+"""Scoped option state: `pypto.options`, the `set_*`/`get_*` functions, tile shapes, labels.
+
+State is a stack of scopes kept in a context variable. A scope holds flattened keys
+(`pass.sg_set_scope`, `runtime.stitch_function_max_num`, `vec_tile_shapes`, ...) and inherits
+everything it does not set from the scopes below it. `pypto.options(...)` pushes a scope (as a
+context manager or around each call of a decorated function); the `set_*` functions write into
+the innermost scope. The tracer pushes one scope per kernel trace ("jit_scope") and one per
+loop-body trace, so a tile shape set inside a loop is inherited by nested loops and forgotten
+after the loop, as in PyPTO.
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+from typing import Any
+
+from pypto import _config
+from pypto.errors import PyptoTypeError, PyptoValueError
+from pypto.ir.operation import CubeTile
+from pypto.symbolic import SymbolicScalar
+
+
+class Scope:
+    """One level of option state."""
+
+    __slots__ = ("name", "values")
+
+    def __init__(self, name: str, values: dict[str, Any] | None = None):
+        self.name = name
+        self.values: dict[str, Any] = dict(values or {})
+
+
+_STACK: contextvars.ContextVar[tuple[Scope, ...]] = contextvars.ContextVar(
+    "pypto_option_scopes", default=(Scope("global"),))
+
+
+def _top() -> Scope:
+    return _STACK.get()[-1]
+
+
+def lookup(key: str, default: Any = None) -> Any:
+    """The value of a flattened key in the current scope (inherited from outer scopes)."""
+    for scope in reversed(_STACK.get()):
+        if key in scope.values:
+            return scope.values[key]
+    return default
+
+
+def push_scope(name: str, values: dict[str, Any] | None = None) -> contextvars.Token:
+    return _STACK.set(_STACK.get() + (Scope(name, values),))
+
+
+def pop_scope(token: contextvars.Token) -> None:
+    _STACK.reset(token)
+
+
+def snapshot() -> dict[str, Any]:
+    """Every key visible in the current scope, flattened (for cache keys and dumps)."""
+    out: dict[str, Any] = {}
+    for scope in _STACK.get():
+        out.update(scope.values)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Canonicalisation of the lenient user specs (done once, here)
+
+def _concrete_int(v: Any, what: str) -> int:
+    if isinstance(v, SymbolicScalar):
+        v = v.concrete()
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise PyptoTypeError(f"{what} must be an int, got {type(v).__name__} {v!r}")
+    return v
+
+
+def canonical_vec_tile(shapes: Any) -> tuple[int, ...]:
+    if len(shapes) == 1 and isinstance(shapes[0], (list, tuple)):
+        shapes = tuple(shapes[0])
+    dims = tuple(_concrete_int(s, f"vec tile dim {i}") for i, s in enumerate(shapes))
+    if not 1 <= len(dims) <= 6:
+        raise PyptoValueError(f"set_vec_tile_shapes takes 1 to 6 sizes, got {len(dims)}")
+    for i, d in enumerate(dims):
+        if d <= 0:
+            raise PyptoValueError(f"vec tile dim {i} must be > 0, got {d} in {list(dims)}")
+    return dims
+
+
+def canonical_cube_tile(m: Any, k: Any, n: Any, enable_split_k: Any = False) -> CubeTile:
+    def pair(v: Any, name: str, lengths: tuple[int, ...]) -> tuple[int, ...]:
+        if not isinstance(v, (list, tuple)) or len(v) not in lengths:
+            want = " or ".join(str(x) for x in lengths)
+            raise PyptoValueError(f"cube tile '{name}' must be a list of {want} ints "
+                                  f"[{name}L0, {name}L1], got {v!r}")
+        vals = tuple(_concrete_int(x, f"cube tile {name}[{i}]") for i, x in enumerate(v))
+        if any(x <= 0 for x in vals):
+            raise PyptoValueError(f"cube tile '{name}' sizes must be > 0, got {list(vals)}")
+        l0 = vals[0]
+        for l1 in vals[1:]:
+            if l0 > l1 or l1 % l0:
+                raise PyptoValueError(
+                    f"cube tile '{name}' = {list(vals)}: L0 must be <= L1 and divide it "
+                    f"(e.g. [{l0}, {max(l0, l1 - l1 % l0)}])")
+        return vals
+
+    mm, kk, nn = pair(m, "m", (2,)), pair(k, "k", (2, 3)), pair(n, "n", (2,))
+    if len(kk) == 2:
+        kk = (kk[0], kk[1], kk[1])
+    if not isinstance(enable_split_k, (bool, int)):
+        raise PyptoTypeError(f"enable_split_k must be a bool, got {enable_split_k!r}")
+    return CubeTile(mm, kk, nn, bool(enable_split_k))
+
+
+_GROUP_KWARGS = ("runtime_options", "pass_options", "host_options", "codegen_options",
+                 "verify_options", "debug_options", "operation_options")
+
+
+def flatten(*, codegen_options=None, host_options=None, pass_options=None, runtime_options=None,
+            verify_options=None, operation_options=None, debug_options=None,
+            vec_tile_shapes=None, cube_tile_shapes=None, conv_tile_shapes=None,
+            matrix_size=None) -> dict[str, Any]:
+    """Check every option and flatten the groups into prefixed keys."""
+    groups = {"codegen": codegen_options, "host": host_options, "pass": pass_options,
+              "runtime": runtime_options, "verify": verify_options,
+              "operation": operation_options, "debug": debug_options}
+    out: dict[str, Any] = {}
+    for group, values in groups.items():
+        for k, v in _config.check_dict(group, values, f"{group}_options").items():
+            out[f"{group}.{k}"] = v
+    if vec_tile_shapes is not None:
+        out["vec_tile_shapes"] = canonical_vec_tile(tuple(vec_tile_shapes))
+    if cube_tile_shapes is not None:
+        if isinstance(cube_tile_shapes, CubeTile):
+            out["cube_tile_shapes"] = cube_tile_shapes
+        else:
+            out["cube_tile_shapes"] = canonical_cube_tile(*cube_tile_shapes)
+    if conv_tile_shapes is not None:
+        out["conv_tile_shapes"] = conv_tile_shapes
+    if matrix_size is not None:
+        out["matrix_size"] = tuple(_concrete_int(x, "matrix_size entry") for x in matrix_size)
+    return out
+
+
+class options:
+    """`pypto.options(...)`: a scope of option values, as a context manager or a decorator.
+
+    Scopes nest and inherit; kernels compiled while a scope is active see its values.
+    """
+
+    def __init__(self, name: str = "", **kwargs: Any):
+        self.name = name
+        self.values = flatten(**kwargs)
+        self._tokens: list[contextvars.Token] = []
+
+    def __enter__(self) -> "options":
+        self._tokens.append(push_scope(self.name or "options", self.values))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pop_scope(self._tokens.pop())
+
+    def __call__(self, func: Any) -> Any:
+        if not callable(func):
+            raise PyptoTypeError("pypto.options(...) decorates a function")
+        scope_name = self.name or getattr(func, "__name__", "options")
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            token = push_scope(scope_name, self.values)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                pop_scope(token)
+
+        return wrapper
+
+
+def set_options(**kwargs: Any) -> None:
+    """Write option values into the innermost scope."""
+    _top().values.update(flatten(**kwargs))
+
+
+def _setter(group: str):
+    def setter(**kwargs: Any) -> None:
+        set_options(**{f"{group}_options": kwargs})
+    setter.__name__ = f"set_{group}_options"
+    setter.__doc__ = f"Set {group}_options keys in the current scope (checked by name and range)."
+    return setter
+
+
+def _getter(group: str):
+    def getter() -> dict[str, Any]:
+        out = {s.name: _config.default(group, s.name)
+               for s in _config.SPECS.values() if s.group == group}
+        prefix = group + "."
+        for k, v in snapshot().items():
+            if k.startswith(prefix):
+                out[k[len(prefix):]] = v
+        return out
+    getter.__name__ = f"get_{group}_options"
+    return getter
+
+
+set_pass_options = _setter("pass")
+set_runtime_options = _setter("runtime")
+set_host_options = _setter("host")
+set_codegen_options = _setter("codegen")
+set_verify_options = _setter("verify")
+set_debug_options = _setter("debug")
+set_operation_options = _setter("operation")
+get_pass_options = _getter("pass")
+get_runtime_options = _getter("runtime")
+get_host_options = _getter("host")
+get_codegen_options = _getter("codegen")
+get_verify_options = _getter("verify")
+get_debug_options = _getter("debug")
+get_operation_options = _getter("operation")
+
+
+def set_vec_tile_shapes(*shapes: Any) -> None:
+    """Set the vector TileShape for ops recorded after this call (one size per dim)."""
+    _top().values["vec_tile_shapes"] = canonical_vec_tile(shapes)
+
+
+def get_vec_tile_shapes() -> list[int]:
+    v = lookup("vec_tile_shapes")
+    return list(v) if v else []
+
+
+def set_cube_tile_shapes(m: list, k: list, n: list, enable_split_k: bool = False) -> None:
+    """Set the cube TileShape `[mL0,mL1],[kL0,kL1(,kL1b)],[nL0,nL1]` for following matmuls."""
+    _top().values["cube_tile_shapes"] = canonical_cube_tile(m, k, n, enable_split_k)
+
+
+def get_cube_tile_shapes() -> tuple[list[int], list[int], list[int], bool]:
+    t: CubeTile | None = lookup("cube_tile_shapes")
+    if t is None:
+        return ([], [], [], False)
+    return (list(t.m), list(t.k), list(t.n), t.enable_split_k)
+
+
+def set_matrix_size(size: list) -> None:
+    _top().values["matrix_size"] = tuple(_concrete_int(x, "matrix_size entry") for x in size)
+
+
+def set_conv_tile_shapes(l1: Any, l0: Any = None) -> None:
+    _top().values["conv_tile_shapes"] = (l1, l0)
+
+
+def get_conv_tile_shapes() -> Any:
+    return lookup("conv_tile_shapes")
+
+
+def set_semantic_label(label: str) -> None:
+    """Label the ops recorded after this call (shown in the swimlane; usable as merge keys)."""
+    if not isinstance(label, str):
+        raise PyptoTypeError(f"set_semantic_label takes a str, got {type(label).__name__}")
+    _top().values["semantic_label"] = label
+
+
+def reset_options() -> None:
+    """Drop every value set in the current scope."""
+    _top().values.clear()
+
+
+def get_current_scope() -> str:
+    return _top().name
+
+
+def get_options_tree() -> str:
+    """A text dump of every declared key with its current value."""
+    snap = snapshot()
+    lines = []
+    for spec in _config.SPECS.values():
+        lines.append(f"{spec.key} = {snap.get(spec.key, spec.default)!r}")
+    for key in ("vec_tile_shapes", "cube_tile_shapes", "matrix_size", "semantic_label"):
+        lines.append(f"{key} = {snap.get(key)!r}")
+    return "\n".join(lines)
+
+
+def set_global_config(key: str, value: Any) -> None:
+    _STACK.get()[0].values[f"global.{key}"] = value
+
+
+def get_global_config(key: str) -> Any:
+    return _STACK.get()[0].values.get(f"global.{key}")
+
+
+__all__ = [
+    "options", "set_options", "set_pass_options", "set_runtime_options", "set_host_options",
+    "set_codegen_options", "set_verify_options", "set_debug_options", "get_pass_options",
+    "get_runtime_options", "get_host_options", "get_codegen_options", "get_verify_options",
+    "get_debug_options", "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes",
+    "get_cube_tile_shapes", "set_matrix_size", "set_conv_tile_shapes", "get_conv_tile_shapes",
+    "set_semantic_label", "reset_options", "get_current_scope", "get_options_tree",
+    "set_global_config", "get_global_config",
+]

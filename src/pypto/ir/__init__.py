@@ -1,0 +1,1 @@
+"""The program IR: tensor values, operations, root-function blocks and the control tree."""

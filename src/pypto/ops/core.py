@@ -1,0 +1,232 @@
+"""What every op family shares: the op registry, `emit`, and shape/broadcast/dim helpers.
+
+An op family module defines, per op, the public function (argument checks, shape and dtype
+inference, then `emit`) and the numpy semantics (`@register("OPCODE")`). The tracer records what
+`emit` is given; the reference and tile executors call the registered compute function, so
+tracing and numerics share one definition of every op.
+
+Compute functions receive the *valid* region of each input (sliced by its valid shape, low-
+precision floats already widened to FP32) and the op's attributes with every symbolic value
+evaluated to an int; they return the valid region of each output. Write ops (assemble, move,
+scatter_) receive the destination array and mutate it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from pypto.dtypes import DataType, bytes_of, is_float
+from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
+from pypto.frontend.tensor import Tensor
+from pypto.frontend.tracer import require_tracer
+from pypto.frontend import options as opt
+from pypto.ir.tensor import TensorValue, TileOpFormat
+from pypto.symbolic import Const, Expr, SymbolicScalar, as_expr, binary
+
+VECTOR, CUBE, NONE = "vector", "cube", "none"
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """How to execute one opcode."""
+
+    opcode: str
+    compute: Callable[..., Any]
+    core: str = VECTOR          # which TileShape the op needs: vector, cube or none
+    writes: bool = False        # mutates its destination instead of producing a value
+    full_inputs: bool = False   # gets whole input arrays (plus "_valid" attrs), not valid slices
+    widen: bool = True          # widen BF16/FP16/FP8 inputs to FP32 before computing
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def register(opcode: str, *, core: str = VECTOR, writes: bool = False,
+             full_inputs: bool = False, widen: bool = True) -> Callable:
+    """Register the numpy semantics of `opcode`."""
+    def deco(fn: Callable) -> Callable:
+        if opcode in REGISTRY:
+            raise RuntimeError(f"opcode {opcode} registered twice")
+        REGISTRY[opcode] = OpDef(opcode, fn, core, writes, full_inputs, widen)
+        return fn
+    return deco
+
+
+# --------------------------------------------------------------------------------------------
+# Argument helpers
+
+def value_of(t: Any, op: str, what: str = "input") -> TensorValue:
+    if isinstance(t, Tensor):
+        return t.value
+    raise PyptoTypeError(f"{op}: {what} must be a pypto.Tensor, got {type(t).__name__}")
+
+
+def norm_dim(dim: Any, rank: int, op: str) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise PyptoTypeError(f"{op}: dim must be an int, got {dim!r}")
+    if not -rank <= dim < rank:
+        raise PyptoValueError(f"{op}: dim {dim} is out of range for a rank-{rank} tensor")
+    return dim % rank
+
+
+def same_dim(a: Expr, b: Expr) -> bool:
+    return a == b
+
+
+def broadcast_shapes(op: str, *shapes: tuple[Expr, ...]) -> tuple[Expr, ...]:
+    """numpy broadcasting, ranks aligned from the right; symbolic dims must match exactly."""
+    rank = max(len(s) for s in shapes)
+    out: list[Expr] = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        big = [d for d in dims if d != Const(1)]
+        if not big:
+            out.append(Const(1))
+            continue
+        first = big[0]
+        for d in big[1:]:
+            if d != first:
+                pretty = " and ".join(str([repr(x) for x in s]) for s in shapes)
+                raise PyptoValueError(f"{op}: shapes {pretty} cannot be broadcast "
+                                      f"(dim {i - rank}: {first!r} vs {d!r})")
+        out.append(first)
+    return tuple(out)
+
+
+def broadcast_valid(values: Sequence[TensorValue], shape: tuple[Expr, ...]) -> tuple[Expr, ...]:
+    """Valid extent of a broadcast result: the smallest valid extent over the inputs that are
+    not broadcast along that dim."""
+    rank = len(shape)
+    out: list[Expr] = []
+    for i in range(rank):
+        valid: Expr | None = None
+        for v in values:
+            j = v.rank - rank + i
+            if j < 0 or (v.shape[j] == Const(1) and shape[i] != Const(1)):
+                continue
+            valid = v.valid_shape[j] if valid is None else binary("min", valid, v.valid_shape[j])
+        out.append(valid if valid is not None else shape[i])
+    return tuple(out)
+
+
+def shape_exprs(shape: Any, op: str, what: str = "shape") -> tuple[Expr, ...]:
+    if isinstance(shape, (int, SymbolicScalar)):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)):
+        raise PyptoTypeError(f"{op}: {what} must be a list of ints, got {shape!r}")
+    out = []
+    for d in shape:
+        if isinstance(d, (float, bool)) or not isinstance(d, (int, SymbolicScalar, Expr)):
+            raise PyptoTypeError(f"{op}: {what} entries must be ints, got {d!r} in {list(shape)}")
+        out.append(as_expr(d))
+    return tuple(out)
+
+
+def static_dims(shape: Any, op: str, what: str = "shape") -> tuple[int, ...]:
+    dims = shape_exprs(shape, op, what)
+    for d in dims:
+        if not isinstance(d, Const):
+            raise PyptoValueError(f"{op}: {what} must be static ints, got symbolic {d!r} "
+                                  f"(pass it as valid_shape instead)")
+    return tuple(d.value for d in dims)
+
+
+# --------------------------------------------------------------------------------------------
+# Tile-shape checks (made when the op is recorded, so the error points at the user's line)
+
+def _primary_dtype(inputs: Sequence[TensorValue], outs: Sequence[DataType]) -> DataType:
+    for v in inputs:
+        if v.dtype is not DataType.DT_BOOL:
+            return v.dtype
+    return outs[0] if outs else DataType.DT_FP32
+
+
+def check_vec_tile(op: str, rank: int, dtype: DataType) -> None:
+    tile = opt.lookup("vec_tile_shapes")
+    if tile is None:
+        raise PyptoRuntimeError(
+            f"{op}: no vector TileShape is set; call pypto.set_vec_tile_shapes(...) with "
+            f"{rank} sizes before this op")
+    if len(tile) != rank:
+        raise PyptoRuntimeError(
+            f"{op}: the vector TileShape {list(tile)} has rank {len(tile)} but the op's "
+            f"tensors have rank {rank}; call pypto.set_vec_tile_shapes with {rank} sizes")
+    size = bytes_of(dtype)
+    if (tile[-1] * size) % 32:
+        align = int(32 // size) if size <= 32 else 1
+        legal = max(align, (tile[-1] // align) * align)
+        raise PyptoRuntimeError(
+            f"{op}: the last tile dim {tile[-1]} x {size} B ({dtype.name}) is not a multiple of "
+            f"32 B; the tileShape of the last axis must be 32-byte aligned (e.g. {legal})")
+
+
+def check_cube_tile(op: str) -> None:
+    if opt.lookup("cube_tile_shapes") is None:
+        raise PyptoRuntimeError(
+            f"{op}: no cube TileShape is set; call pypto.set_cube_tile_shapes([mL0, mL1], "
+            f"[kL0, kL1], [nL0, nL1]) before matmul (e.g. [128,128],[64,256],[256,256])")
+
+
+# --------------------------------------------------------------------------------------------
+# Emitting
+
+OutSpec = tuple[tuple[Expr, ...], DataType, tuple[Expr, ...]]
+
+
+def emit(opcode: str, inputs: Sequence[TensorValue], outs: Sequence[OutSpec],
+         attrs: dict[str, Any] | None = None, *, tile_rank: int | None = None,
+         name: str = "") -> list[Tensor]:
+    """Record `opcode` in the current block and return the new result tensors."""
+    tracer = require_tracer(opcode.lower())
+    opdef = REGISTRY[opcode]
+    loc = user_location()
+    in_vals = tuple(inputs)
+    if opdef.core == VECTOR:
+        rank = tile_rank if tile_rank is not None else (
+            in_vals[0].rank if in_vals else len(outs[0][0]))
+        check_vec_tile(opcode.lower(), rank, _primary_dtype(in_vals, [o[1] for o in outs]))
+    elif opdef.core == CUBE:
+        check_cube_tile(opcode.lower())
+    op_id = tracer.next_id()
+    results = tuple(tracer.new_value(shape, dtype, valid, name=name, producer=op_id)
+                    for shape, dtype, valid in outs)
+    tracer.record(opcode, in_vals, results, dict(attrs or {}), loc)
+    return [Tensor._wrap(v) for v in results]
+
+
+def emit1(opcode: str, inputs: Sequence[TensorValue], shape: tuple[Expr, ...], dtype: DataType,
+          valid: tuple[Expr, ...], attrs: dict[str, Any] | None = None, **kw: Any) -> Tensor:
+    return emit(opcode, inputs, [(shape, dtype, valid)], attrs, **kw)[0]
+
+
+def emit_write(opcode: str, dst: TensorValue, inputs: Sequence[TensorValue],
+               attrs: dict[str, Any] | None = None, *, tile_rank: int | None = None) -> None:
+    """Record a write into `dst`'s storage (assemble, move, scatter_)."""
+    tracer = require_tracer(opcode.lower())
+    opdef = REGISTRY[opcode]
+    loc = user_location()
+    if opdef.core == VECTOR:
+        rank = tile_rank if tile_rank is not None else dst.rank
+        check_vec_tile(opcode.lower(), rank, dst.dtype)
+    tracer.record(opcode, tuple(inputs), (dst,), dict(attrs or {}), loc)
+
+
+# --------------------------------------------------------------------------------------------
+# Scalars in tensor expressions
+
+def scalar_dtype_check(op: str, t: TensorValue, scalar: Any) -> None:
+    if isinstance(scalar, float) and not is_float(t.dtype):
+        raise PyptoTypeError(f"{op}: a float scalar ({scalar}) cannot be combined with a "
+                             f"{t.dtype.name} tensor; use an int or cast the tensor")
+
+
+def nz_check(op: str, *vals: TensorValue) -> None:
+    for v in vals:
+        if v.format is TileOpFormat.TILEOP_NZ:
+            raise PyptoValueError(f"{op} does not accept NZ-format tensors ({v!r})")
+
+
+def np_zeros(shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    return np.zeros(tuple(shape), dtype=dtype)

@@ -1,0 +1,33 @@
+"""Every public op function, gathered from the op families (re-exported by `pypto`)."""
+from pypto.ops import _install_done  # noqa: F401  (installs the Tensor methods first)
+from pypto.ops.cast import cast
+from pypto.ops.creation import arange, full, ones, zeros
+from pypto.ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
+                                   bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                                   bitwise_right_shift, bitwise_xor, cbrt, ceil, clip,
+                                   copysign, cos, cosh, div, eq, erf, erfc, exp, exp2,
+                                   expand_exp_dif, expm1, floor, floor_div, fmod, gcd, ge,
+                                   greater, gt, hypot, isfinite, isnan, le, log, log1p, log2,
+                                   log10, logical_and, logical_not, logical_or, lrelu, lt,
+                                   maximum, minimum, mul, ne, neg, pow, prelu, reciprocal, relu,
+                                   remainder, round, rsqrt, sigmoid, sign, signbit, sin, sinh,
+                                   sqrt, sub, tan, tanh, trunc, where)
+from pypto.ops.matmul import matmul
+from pypto.ops.reduce import (amax, amin, argmax, argmin, cumprod, cumsum, mean, prod,
+                              rms_norm, softmax, sum, var)
+from pypto.ops.shape import (assemble, clone, concat, expand_clone, fillpad, move, pad,
+                             permute, reshape, squeeze, transpose, unsqueeze, view)
+
+__all__ = [
+    "cast", "arange", "full", "ones", "zeros", "abs", "acos", "acosh", "add", "asin", "asinh",
+    "atan", "atan2", "atanh", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "cbrt", "ceil", "clip", "copysign", "cos", "cosh",
+    "div", "eq", "erf", "erfc", "exp", "exp2", "expand_exp_dif", "expm1", "floor", "floor_div",
+    "fmod", "gcd", "ge", "greater", "gt", "hypot", "isfinite", "isnan", "le", "log", "log1p",
+    "log2", "log10", "logical_and", "logical_not", "logical_or", "lrelu", "lt", "maximum",
+    "minimum", "mul", "ne", "neg", "pow", "prelu", "reciprocal", "relu", "remainder", "round",
+    "rsqrt", "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt", "sub", "tan", "tanh", "trunc",
+    "where", "matmul", "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "mean", "prod",
+    "rms_norm", "softmax", "sum", "var", "assemble", "clone", "concat", "expand_clone",
+    "fillpad", "move", "pad", "permute", "reshape", "squeeze", "transpose", "unsqueeze", "view",
+]

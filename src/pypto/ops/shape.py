@@ -1,0 +1,499 @@
+"""Views, writes and layout ops: view, assemble/move, reshape, transpose/permute, squeeze,
+concat, expand_clone, clone, pad/fillpad, and the indexing rules of `t[key]` / `t[key] = v`.
+
+Reading a view copies the window when the op runs (program order), so a later write to the
+parent does not change an earlier view. `reshape(..., inplace=True)` instead aliases the
+parent's storage, so writes through it land in the parent (e.g. a kernel output).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from pypto.dtypes import DataType, bytes_of, check_supported
+from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from pypto.frontend.tensor import Tensor
+from pypto.frontend.tracer import require_tracer
+from pypto.ir.tensor import TensorValue
+from pypto.ops.core import (NONE, emit1, emit_write, norm_dim, register, shape_exprs,
+                            static_dims, value_of)
+from pypto.symbolic import (Const, ElementRead, Expr, SymbolicScalar, as_expr, binary,
+                            wrap)
+
+
+def _clamped_valid(parent_valid: Expr, offset: Expr, size: int) -> Expr:
+    """min(size, max(0, parent_valid - offset)): how much of a window holds real data."""
+    return binary("min", size, binary("max", 0, binary("sub", parent_valid, offset)))
+
+
+def _check_window(op: str, v: TensorValue, offsets: Sequence[Expr], sizes: Sequence[int]) -> None:
+    for d, (off, size, dim) in enumerate(zip(offsets, sizes, v.shape)):
+        if isinstance(off, Const) and off.value < 0:
+            raise PyptoValueError(f"{op}: offset {off.value} of dim {d} is negative")
+        if isinstance(off, Const) and isinstance(dim, Const) and off.value + size > dim.value:
+            raise PyptoValueError(
+                f"{op}: window [{off.value}, {off.value + size}) of dim {d} lies outside its "
+                f"parent (size {dim.value}); parent shape {[repr(x) for x in v.shape]}")
+
+
+@register("VIEW", core=NONE, full_inputs=True, widen=False)
+def _view_compute(xs: list, at: dict) -> np.ndarray:
+    x = xs[0]
+    valid = at["_out_valid"]
+    out = np.zeros(tuple(valid), dtype=x.dtype)
+    src = tuple(slice(min(o, n), min(o + v, n)) for o, v, n in zip(at["offsets"], valid, x.shape))
+    got = x[src]
+    out[tuple(slice(0, s) for s in got.shape)] = got
+    return out
+
+
+def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any = None,
+         dtype: DataType | None = None) -> Tensor:
+    """A window of static `shape` at `offsets` (ints or SymbolicScalars). The valid shape
+    defaults to the part of the window inside the parent's valid region."""
+    v = value_of(input, "view")
+    if shape is None and offsets is None and dtype is not None:
+        return _reinterpret(v, dtype)
+    if shape is None:
+        raise PyptoTypeError("view: shape is required")
+    sizes = static_dims(shape, "view", "shape")
+    offs = shape_exprs(offsets if offsets is not None else [0] * len(sizes), "view", "offsets")
+    if len(sizes) != v.rank or len(offs) != v.rank:
+        raise PyptoValueError(f"view: shape {list(sizes)} and offsets need {v.rank} entries "
+                              f"(the parent's rank)")
+    _check_window("view", v, offs, sizes)
+    if valid_shape is not None:
+        valid = shape_exprs(valid_shape, "view", "valid_shape")
+        if len(valid) != v.rank:
+            raise PyptoValueError(f"view: valid_shape needs {v.rank} entries")
+        for d, (vs, s) in enumerate(zip(valid, sizes)):
+            if isinstance(vs, Const) and vs.value > s:
+                raise PyptoValueError(f"view: valid_shape[{d}] = {vs.value} exceeds the view "
+                                      f"size {s}")
+    else:
+        valid = tuple(_clamped_valid(pv, o, s) for pv, o, s in zip(v.valid_shape, offs, sizes))
+    out = emit1("VIEW", [v], tuple(Const(s) for s in sizes), v.dtype, valid,
+                {"offsets": offs})
+    if dtype is not None:
+        return _reinterpret(out.value, dtype)
+    return out
+
+
+@register("BITCAST", core=NONE, full_inputs=True, widen=False)
+def _bitcast_compute(xs: list, at: dict) -> np.ndarray:
+    from pypto.dtypes import to_numpy
+    return np.ascontiguousarray(xs[0]).view(to_numpy(at["dtype"]))
+
+
+def _reinterpret(v: TensorValue, dtype: DataType) -> Tensor:
+    check_supported(dtype, "view dtype")
+    ratio = bytes_of(v.dtype) / bytes_of(dtype)
+    last = v.shape[-1]
+    if not isinstance(last, Const) or (last.value * ratio) % 1:
+        raise PyptoValueError(f"view: cannot reinterpret a last dim of {last!r} "
+                              f"{v.dtype.name} as {dtype.name}")
+    shape = v.shape[:-1] + (Const(int(last.value * ratio)),)
+    return emit1("BITCAST", [v], shape, dtype, v.valid_shape[:-1] + (shape[-1],),
+                 {"dtype": dtype})
+
+
+# --------------------------------------------------------------------------------------------
+# Writes
+
+@register("ASSEMBLE", core=NONE, writes=True, widen=False)
+def _assemble_compute(dst: np.ndarray, xs: list, at: dict) -> None:
+    src = xs[0]
+    region = []
+    for d, (o, n, size) in enumerate(zip(at["offsets"], src.shape, dst.shape)):
+        if n and (o < 0 or o + n > size):
+            raise PyptoRuntimeError(f"assemble writes [{o}, {o + n}) of dim {d}, outside the "
+                                    f"destination (size {size})", at.get("_loc"))
+        region.append(slice(o, o + n))
+    dst[tuple(region)] = src
+
+
+def assemble(src: Any, offsets: Any = None, dst: Any = None, parallel: bool = False) -> None:
+    """Copy `src` (its valid region) into `dst` at `offsets`. Also `assemble([(src, offs),
+    ...], dst)`. Returns None."""
+    if isinstance(src, (list, tuple)) and dst is None:
+        pairs, dst = src, offsets
+        for item in pairs:
+            if not isinstance(item, (list, tuple)) or len(item) != 2:
+                raise PyptoTypeError("assemble: expected a list of (src, offsets) pairs")
+            assemble(item[0], item[1], dst, parallel)
+        return None
+    s, d = value_of(src, "assemble", "src"), value_of(dst, "assemble", "dst")
+    offs = shape_exprs(offsets, "assemble", "offsets")
+    if s.rank != d.rank or len(offs) != d.rank:
+        raise PyptoValueError(f"assemble: src rank {s.rank}, dst rank {d.rank} and "
+                              f"{len(offs)} offsets must all match")
+    if s.dtype != d.dtype:
+        raise PyptoTypeError(f"assemble: src dtype {s.dtype.name} != dst dtype {d.dtype.name}")
+    sizes = [x.value if isinstance(x, Const) else 0 for x in s.shape]
+    _check_window("assemble", d, offs, sizes)
+    emit_write("ASSEMBLE", d, [s], {"offsets": offs, "parallel": bool(parallel)})
+    return None
+
+
+def move(dst: Any, src: Any) -> None:
+    """`dst[:] = src` / `dst.move(src)`: `dst` takes `src`'s data (same shape and dtype)."""
+    d, s = value_of(dst, "move", "destination"), value_of(src, "move", "source")
+    if s.dtype != d.dtype:
+        raise PyptoTypeError(f"move: source dtype {s.dtype.name} != destination dtype "
+                             f"{d.dtype.name}; cast it first")
+    if s.rank != d.rank or any(isinstance(a, Const) and isinstance(b, Const) and a != b
+                               for a, b in zip(s.shape, d.shape)):
+        raise PyptoValueError(f"move: source shape {[repr(x) for x in s.shape]} does not "
+                              f"match destination shape {[repr(x) for x in d.shape]} "
+                              f"(t[:] = v replaces the whole tensor; it does not broadcast)")
+    emit_write("ASSEMBLE", d, [s], {"offsets": tuple(Const(0) for _ in d.shape), "move": True})
+
+
+@register("SET_ELEMENT", core=NONE, writes=True, widen=False)
+def _set_element_compute(dst: np.ndarray, xs: list, at: dict) -> None:
+    dst[tuple(at["index"])] = at["scalar"]
+
+
+def set_element(t: TensorValue, index: Sequence[Expr], value: Any) -> None:
+    if isinstance(value, SymbolicScalar):
+        value = value.expr
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PyptoTypeError(f"t[i, j] = v needs a scalar v, got {type(value).__name__}")
+    emit_write("SET_ELEMENT", t, [], {"index": tuple(index), "scalar": value})
+
+
+# --------------------------------------------------------------------------------------------
+# Reshapes and layout
+
+@register("RESHAPE", core=NONE, full_inputs=True, widen=False)
+def _reshape_compute(xs: list, at: dict) -> np.ndarray:
+    if at["inplace"]:
+        return None  # the output aliases the input's storage; nothing moves
+    x = xs[0]
+    out = x.reshape(tuple(at["shape"]))
+    return out[tuple(slice(0, v) for v in at["_out_valid"])]
+
+
+def reshape(input: Any, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:
+    """New shape, same elements in row-major order. One -1 is inferred. `inplace=True` aliases
+    the input's buffer (writes through the result reach the input) and accepts symbolic dims."""
+    v = value_of(input, "reshape")
+    dims = list(shape_exprs(shape, "reshape", "shape"))
+    total = None
+    if v.static_shape() is not None:
+        total = int(np.prod(v.static_shape()))
+    if sum(1 for d in dims if d == Const(-1)) > 1:
+        raise PyptoValueError("reshape: only one -1 is allowed in the shape")
+    if Const(-1) in dims:
+        known = [d.value for d in dims if isinstance(d, Const) and d.value != -1]
+        if total is None or len(known) != len(dims) - 1:
+            raise PyptoValueError("reshape: -1 needs a static input shape and static dims")
+        dims[dims.index(Const(-1))] = Const(total // int(np.prod(known) or 1))
+    if not inplace and not all(isinstance(d, Const) for d in dims):
+        raise PyptoValueError(f"reshape: inplace=False needs an all-int shape, got "
+                              f"{[repr(d) for d in dims]}; use inplace=True for symbolic dims")
+    static_new = [d.value for d in dims if isinstance(d, Const)]
+    if total is not None and len(static_new) == len(dims) and int(np.prod(static_new)) != total:
+        raise PyptoValueError(f"reshape: cannot reshape {v.static_shape()} ({total} elements) "
+                              f"into {static_new}")
+    new_shape = tuple(dims)
+    valid = shape_exprs(valid_shape, "reshape", "valid_shape") if valid_shape is not None \
+        else new_shape
+    if inplace:
+        tracer = require_tracer("reshape")
+        op_id = tracer.next_id()
+        out = tracer.new_value(new_shape, v.dtype, valid, storage=v.storage, producer=op_id)
+        from pypto.errors import user_location
+        tracer.record("RESHAPE", (v,), (out,), {"shape": new_shape, "inplace": True},
+                      user_location())
+        return Tensor._wrap(out)
+    return emit1("RESHAPE", [v], new_shape, v.dtype, valid,
+                 {"shape": new_shape, "inplace": False})
+
+
+def unsqueeze(input: Any, dim: int) -> Tensor:
+    v = value_of(input, "unsqueeze")
+    d = norm_dim(dim, v.rank + 1, "unsqueeze")
+    shape = v.shape[:d] + (Const(1),) + v.shape[d:]
+    valid = v.valid_shape[:d] + (Const(1),) + v.valid_shape[d:]
+    return _internal_reshape(v, shape, valid)
+
+
+def squeeze(input: Any, dim: int | None = None) -> Tensor:
+    v = value_of(input, "squeeze")
+    if dim is None:
+        keep = [i for i, d in enumerate(v.shape) if d != Const(1)]
+    else:
+        d = norm_dim(dim, v.rank, "squeeze")
+        keep = [i for i in range(v.rank) if i != d or v.shape[i] != Const(1)]
+    if len(keep) == v.rank:
+        return input
+    return _internal_reshape(v, tuple(v.shape[i] for i in keep),
+                             tuple(v.valid_shape[i] for i in keep))
+
+
+def _internal_reshape(v: TensorValue, shape: tuple[Expr, ...], valid: tuple[Expr, ...]) -> Tensor:
+    return emit1("RESHAPE", [v], shape, v.dtype, valid, {"shape": shape, "inplace": False})
+
+
+@register("TRANSPOSE", widen=False)
+def _transpose_compute(xs: list, at: dict) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(xs[0], at["perm"]))
+
+
+def permute(input: Any, perm: Sequence[int]) -> Tensor:
+    """Reorder dims: output dim i is input dim perm[i]."""
+    v = value_of(input, "permute")
+    if sorted(norm_dim(p, v.rank, "permute") for p in perm) != list(range(v.rank)):
+        raise PyptoValueError(f"permute: {list(perm)} is not a permutation of {v.rank} dims")
+    p = tuple(norm_dim(x, v.rank, "permute") for x in perm)
+    return emit1("TRANSPOSE", [v], tuple(v.shape[i] for i in p), v.dtype,
+                 tuple(v.valid_shape[i] for i in p), {"perm": p})
+
+
+def transpose(input: Any, dim0: int, dim1: int) -> Tensor:
+    """Swap two dims."""
+    v = value_of(input, "transpose")
+    if isinstance(dim0, (list, tuple)):
+        raise PyptoTypeError("transpose(input, dim0, dim1) swaps two dims; use pypto.permute "
+                             "for a full permutation")
+    a, b = norm_dim(dim0, v.rank, "transpose"), norm_dim(dim1, v.rank, "transpose")
+    perm = list(range(v.rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return permute(input, perm)
+
+
+@register("CONCAT", full_inputs=True, widen=False)
+def _concat_compute(xs: list, at: dict) -> np.ndarray:
+    dim = at["dim"]
+    parts = [x[tuple(slice(0, v) if d != dim else slice(None) for d, v in
+                     enumerate(at["_out_valid"]))] for x in xs]
+    return np.concatenate(parts, axis=dim)
+
+
+def concat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
+    """Join 2 to 128 tensors of one dtype and rank along `dim`."""
+    if not isinstance(tensors, (list, tuple)) or not 2 <= len(tensors) <= 128:
+        raise PyptoValueError("concat takes a list of 2 to 128 tensors")
+    vals = [value_of(t, "concat", f"tensors[{i}]") for i, t in enumerate(tensors)]
+    first = vals[0]
+    d = norm_dim(dim, first.rank, "concat")
+    for i, v in enumerate(vals[1:], 1):
+        if v.dtype != first.dtype or v.rank != first.rank:
+            raise PyptoTypeError(f"concat: tensors[{i}] has dtype/rank {v.dtype.name}/{v.rank}, "
+                                 f"expected {first.dtype.name}/{first.rank}")
+        for j in range(first.rank):
+            if j != d and v.shape[j] != first.shape[j]:
+                raise PyptoValueError(f"concat: tensors[{i}] dim {j} is {v.shape[j]!r}, "
+                                      f"expected {first.shape[j]!r}")
+    total: Expr = Const(0)
+    for v in vals:
+        total = binary("add", total, v.shape[d])
+    shape = first.shape[:d] + (total,) + first.shape[d + 1:]
+    valid = list(first.valid_shape)
+    for v in vals[1:]:
+        valid = [binary("min", a, b) for a, b in zip(valid, v.valid_shape)]
+    valid[d] = total
+    return emit1("CONCAT", vals, shape, first.dtype, tuple(valid), {"dim": d})
+
+
+@register("EXPAND", widen=False)
+def _expand_compute(xs: list, at: dict) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(xs[0], tuple(at["_out_valid"])))
+
+
+def expand_clone(input: Any, shape: Any, *, valid_shape: Any = None) -> Tensor:
+    """Materialised broadcast of size-1 dims to `shape` (same rank)."""
+    v = value_of(input, "expand_clone")
+    dims = shape_exprs(shape, "expand_clone")
+    if len(dims) != v.rank:
+        raise PyptoValueError(f"expand_clone: shape needs {v.rank} entries, got {len(dims)}")
+    for i, (a, b) in enumerate(zip(v.shape, dims)):
+        if a != b and a != Const(1):
+            raise PyptoValueError(f"expand_clone: dim {i} of size {a!r} cannot expand to {b!r}")
+    valid = shape_exprs(valid_shape, "expand_clone", "valid_shape") if valid_shape is not None \
+        else tuple(b if a == Const(1) and b != Const(1) else vs
+                   for a, b, vs in zip(v.shape, dims, v.valid_shape))
+    return emit1("EXPAND", [v], dims, v.dtype, valid, tile_rank=len(dims))
+
+
+@register("COPY", widen=False)
+def _copy_compute(xs: list, at: dict) -> np.ndarray:
+    return xs[0].copy()
+
+
+def clone(input: Any) -> Tensor:
+    v = value_of(input, "clone")
+    return emit1("COPY", [v], v.shape, v.dtype, v.valid_shape)
+
+
+@register("FILLPAD", full_inputs=True, widen=False)
+def _fillpad_compute(xs: list, at: dict) -> np.ndarray:
+    x = xs[0]
+    out = np.full(x.shape, at["value"], dtype=x.dtype)
+    region = tuple(slice(0, v) for v in at["_in_valid"][0])
+    out[region] = x[region]
+    return out
+
+
+def fillpad(input: Any, mode: str = "constant", value: Any = 0) -> Tensor:
+    """Fill the area outside the valid shape with `value`; the whole tensor becomes valid."""
+    v = value_of(input, "fillpad")
+    if mode != "constant":
+        raise PyptoValueError(f"fillpad: only mode='constant' is supported, got {mode!r}")
+    return emit1("FILLPAD", [v], v.shape, v.dtype, v.shape, {"value": value})
+
+
+@register("PAD", full_inputs=True, widen=False)
+def _pad_compute(xs: list, at: dict) -> np.ndarray:
+    x = xs[0]
+    valid = at["_in_valid"][0]
+    out = np.full(tuple(at["_out_valid"]), at["value"], dtype=x.dtype)
+    region = tuple(slice(0, v) for v in valid)
+    out[region] = x[region]
+    return out
+
+
+def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: Any = 0) -> Tensor:
+    """Pad on the right of the last dim `(0, r)`, or also the bottom `(0, r, 0, b)`."""
+    v = value_of(input, "pad")
+    if mode != "constant":
+        raise PyptoValueError(f"pad: only mode='constant' is supported, got {mode!r}")
+    if len(pad) not in (2, 4) or any(pad[i] != 0 for i in range(0, len(pad), 2)):
+        raise PyptoValueError(f"pad: only right/bottom padding (0, r) or (0, r, 0, b) is "
+                              f"supported, got {tuple(pad)}")
+    shape = list(v.shape)
+    shape[-1] = binary("add", shape[-1], pad[1])
+    if len(pad) == 4:
+        shape[-2] = binary("add", shape[-2], pad[3])
+    return emit1("PAD", [v], tuple(shape), v.dtype, tuple(shape), {"value": value})
+
+
+# --------------------------------------------------------------------------------------------
+# Indexing: t[key] and t[key] = v
+
+def _normalize_key(v: TensorValue, key: Any) -> list[Any]:
+    items = list(key) if isinstance(key, tuple) else [key]
+    if sum(1 for k in items if k is Ellipsis) > 1:
+        raise PyptoValueError("an index can contain only one '...'")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        fill = v.rank - (len(items) - 1)
+        items = items[:i] + [slice(None)] * fill + items[i + 1:]
+    if len(items) > v.rank:
+        raise PyptoValueError(f"too many indices ({len(items)}) for a rank-{v.rank} tensor")
+    return items + [slice(None)] * (v.rank - len(items))
+
+
+def _norm_index(e: Any, dim: Expr, what: str) -> Expr:
+    if isinstance(e, (float, bool)) or not isinstance(e, (int, SymbolicScalar)):
+        raise PyptoTypeError(f"{what} must be an int or SymbolicScalar, got {e!r}")
+    x = as_expr(e)
+    if isinstance(x, Const) and x.value < 0:
+        x = binary("add", dim, x)
+    return x
+
+
+def _slice_bounds(s: slice, dim: Expr, d: int) -> tuple[Expr, Expr]:
+    if s.step not in (None, 1):
+        raise PyptoValueError(f"slice step must be 1, got {s.step} on dim {d}")
+    start = Const(0) if s.start is None else _norm_index(s.start, dim, f"slice start of dim {d}")
+    stop = dim if s.stop is None else _norm_index(s.stop, dim, f"slice stop of dim {d}")
+    return start, stop
+
+
+def getitem(t: Tensor, key: Any) -> Any:
+    """PyPTO indexing: slices give a view whose sizes must be ints; int indices drop their
+    dim; an all-int index reads one element as a SymbolicScalar (INT32 tensors)."""
+    v = t.value
+    if isinstance(key, slice) and isinstance(key.stop, Tensor):
+        from pypto.ops.index import gather
+        return gather(t, key.start if key.start is not None else 0, key.stop)
+    items = _normalize_key(v, key)
+    if all(not isinstance(k, slice) for k in items):
+        idx = tuple(_norm_index(k, dim, f"index of dim {d}")
+                    for d, (k, dim) in enumerate(zip(items, v.shape)))
+        if v.dtype not in (DataType.DT_INT32, DataType.DT_INT64, DataType.DT_INT16,
+                           DataType.DT_INT8):
+            raise PyptoTypeError(f"reading one element of a {v.dtype.name} tensor as a scalar "
+                                 f"is not supported (use an INT32 tensor)")
+        return wrap(ElementRead(v.id, idx, v))
+    if all(isinstance(k, slice) and k == slice(None) for k in items):
+        return t
+    offsets, sizes, dropped = [], [], []
+    for d, (k, dim) in enumerate(zip(items, v.shape)):
+        if isinstance(k, slice):
+            start, stop = _slice_bounds(k, dim, d)
+        else:
+            start = _norm_index(k, dim, f"index of dim {d}")
+            stop = binary("add", start, 1)
+            dropped.append(d)
+        size = binary("sub", stop, start)
+        if not isinstance(size, Const):
+            raise PyptoValueError(
+                f"slice of dim {d} has size {size!r}, which does not simplify to an int; "
+                f"write x[a:a+T] with an int T, or use pypto.view(x, shape, offsets, "
+                f"valid_shape=...) for dynamic extents")
+        if size.value <= 0:
+            raise PyptoValueError(f"slice of dim {d} is empty (size {size.value})")
+        offsets.append(start)
+        sizes.append(size.value)
+    out = view(t, sizes, offsets)
+    if dropped:
+        ov = out.value
+        keep = [i for i in range(ov.rank) if i not in dropped]
+        return _internal_reshape(ov, tuple(ov.shape[i] for i in keep),
+                                 tuple(ov.valid_shape[i] for i in keep))
+    return out
+
+
+def setitem(t: Tensor, key: Any, value: Any) -> None:
+    """PyPTO slice assignment: `t[:] = v` moves; otherwise `v` is assembled at the slice
+    starts (the stop is ignored); int indices insert size-1 dims; all ints set one element."""
+    v = t.value
+    if isinstance(key, slice) and isinstance(key.stop, Tensor):
+        from pypto.ops.index import scatter_
+        scatter_(t, key.start if key.start is not None else 0, key.stop, value)
+        return
+    items = _normalize_key(v, key)
+    if all(not isinstance(k, slice) for k in items):
+        idx = tuple(_norm_index(k, dim, f"index of dim {d}")
+                    for d, (k, dim) in enumerate(zip(items, v.shape)))
+        set_element(v, idx, value)
+        return
+    src = value_of(value, "slice assignment", "value")
+    if all(isinstance(k, slice) and k.start is None and k.stop is None for k in items):
+        move(t, value)
+        return
+    offsets = []
+    for d, (k, dim) in enumerate(zip(items, v.shape)):
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise PyptoValueError(f"slice step must be 1, got {k.step} on dim {d}")
+            if k.start is not None:
+                offsets.append(_norm_index(k.start, dim, f"slice start of dim {d}"))
+            elif k.stop is not None:
+                offsets.append(binary("sub", _norm_index(k.stop, dim, "slice stop"), dim))
+            else:
+                offsets.append(Const(0))
+        else:
+            offsets.append(_norm_index(k, dim, f"index of dim {d}"))
+    n_slices = sum(1 for k in items if isinstance(k, slice))
+    if src.rank == v.rank:
+        assemble(value, offsets, t)
+        return
+    if src.rank != n_slices:
+        raise PyptoValueError(f"slice assignment: the value has rank {src.rank} but the index "
+                              f"has {n_slices} slices (and {v.rank - n_slices} ints)")
+    shape, valid = [], []
+    it = iter(range(src.rank))
+    for k in items:
+        if isinstance(k, slice):
+            i = next(it)
+            shape.append(src.shape[i])
+            valid.append(src.valid_shape[i])
+        else:
+            shape.append(Const(1))
+            valid.append(Const(1))
+    assemble(_internal_reshape(src, tuple(shape), tuple(valid)), offsets, t)

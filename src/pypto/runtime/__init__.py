@@ -1,0 +1,1 @@
+"""Running a compiled kernel: the control walk and the numeric executors."""

@@ -1,0 +1,176 @@
+"""The reference executor: runs a traced `Program` with numpy, in program order.
+
+It walks the control tree with the real input shapes and values (loop bounds, branch
+conditions, offsets and valid shapes are evaluated when reached), instantiates each root
+function once per loop iteration, and runs its ops through the registered op semantics.
+Kernel parameters are the caller's buffers, so results land in place. Every value is a
+full-shape array whose region outside the valid shape is zero.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
+from pypto.errors import PyptoRuntimeError
+from pypto.ir.operation import Operation
+from pypto.ir.program import Block, If, Loop, Program, Seq
+from pypto.ir.tensor import Storage, StorageKind, TensorValue
+from pypto.ops.core import REGISTRY
+from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, evaluate
+
+
+class ReferenceExecutor:
+    """Executes one call of a compiled kernel on concrete buffers."""
+
+    def __init__(self, program: Program, bindings: dict[str, int],
+                 arg_arrays: dict[int, np.ndarray]):
+        self.program = program
+        self.env = EvalEnv(bindings, self._read_element)
+        self.arrays: dict[int, np.ndarray] = dict(arg_arrays)  # storage id -> array
+        self.written: set[int] = set(arg_arrays)
+        self.block_instances: Counter[str] = Counter()
+        self._storage_names = {p.value.storage.id: p.name for p in program.params}
+
+    # ---- symbolic values ----
+    def ev(self, e: Expr) -> int:
+        if isinstance(e, Const):
+            return e.value
+        return evaluate(e, self.env)
+
+    def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
+        return tuple(self.ev(d) for d in dims)
+
+    def _attr(self, a: Any) -> Any:
+        if isinstance(a, Expr):
+            return self.ev(a)
+        if isinstance(a, tuple):
+            return tuple(self._attr(x) for x in a)
+        if isinstance(a, list):
+            return [self._attr(x) for x in a]
+        return a
+
+    def _read_element(self, e: ElementRead, index: tuple[int, ...]) -> int:
+        arr = self.array_of(e.tensor, None)
+        if len(index) != arr.ndim or any(not 0 <= i < n for i, n in zip(index, arr.shape)):
+            raise PyptoRuntimeError(f"element read {e!r} at {list(index)} is outside the "
+                                    f"tensor's shape {list(arr.shape)}")
+        return int(arr[index])
+
+    # ---- buffers ----
+    def storage_array(self, s: Storage, op: Operation | None) -> np.ndarray:
+        arr = self.arrays.get(s.id)
+        if arr is None:
+            if s.kind is StorageKind.LOCAL:
+                raise PyptoRuntimeError(
+                    f"local tensor '{s.name}' is read before anything was written to it "
+                    f"(pypto.tensor does not initialise memory)", op.loc if op else None)
+            raise PyptoRuntimeError(f"tensor '{s.name}' is read before it was produced",
+                                    op.loc if op else None)
+        return arr
+
+    def array_of(self, v: TensorValue, op: Operation | None) -> np.ndarray:
+        arr = self.storage_array(v.storage, op)
+        shape = self.shape(v.shape)
+        if arr.shape != shape:
+            arr = arr.reshape(shape)
+        return arr
+
+    def _destination(self, v: TensorValue, op: Operation) -> np.ndarray:
+        s = v.storage
+        if s.id not in self.arrays:
+            if s.kind is not StorageKind.LOCAL:
+                raise PyptoRuntimeError(f"cannot write to '{s.name}' before it exists", op.loc)
+            self.arrays[s.id] = np.zeros(self.shape(s.shape), dtype=to_numpy(s.dtype))
+        arr = self.array_of(v, op)
+        if not arr.flags.writeable:
+            name = self._storage_names.get(s.id, s.name)
+            raise PyptoRuntimeError(f"kernel parameter '{name}' is written by the kernel but "
+                                    f"the array passed for it is read-only", op.loc)
+        return arr
+
+    # ---- ops ----
+    def run_op(self, op: Operation) -> None:
+        opdef = REGISTRY[op.opcode]
+        attrs = {k: self._attr(a) for k, a in op.attrs.items()}
+        in_valid = [self._clip(self.shape(v.valid_shape), self.shape(v.shape))
+                    for v in op.inputs]
+        attrs["_in_valid"] = in_valid
+        attrs["_loc"] = op.loc
+        if op.outputs:
+            out = op.outputs[0]
+            attrs["_out_valid"] = self._clip(self.shape(out.valid_shape), self.shape(out.shape))
+        arrays = []
+        for v, valid in zip(op.inputs, in_valid):
+            arr = self.array_of(v, op)
+            if not opdef.full_inputs:
+                arr = arr[tuple(slice(0, n) for n in valid)]
+            if opdef.widen and is_low_precision(v.dtype):
+                arr = arr.astype(compute_dtype(v.dtype))
+            arrays.append(arr)
+        if opdef.writes:
+            opdef.compute(self._destination(op.outputs[0], op), arrays, attrs)
+            self.written.add(op.outputs[0].storage.id)
+            return
+        if op.opcode == "RESHAPE" and op.attrs.get("inplace"):
+            return  # the output aliases the input's storage
+        result = opdef.compute(arrays, attrs)
+        results = result if isinstance(result, tuple) else (result,)
+        for v, r in zip(op.outputs, results):
+            self._store(op, v, r)
+
+    @staticmethod
+    def _clip(valid: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(max(0, min(v, s)) for v, s in zip(valid, shape))
+
+    def _store(self, op: Operation, v: TensorValue, r: Any) -> None:
+        shape = self.shape(v.shape)
+        valid = self._clip(self.shape(v.valid_shape), shape)
+        target = to_numpy(v.dtype)
+        r = np.asarray(r)
+        if r.dtype != target:
+            with np.errstate(all="ignore"):
+                r = r.astype(target)
+        if r.shape != valid:
+            raise PyptoRuntimeError(f"internal: {op.opcode} produced shape {list(r.shape)} "
+                                    f"but its valid shape is {list(valid)}", op.loc)
+        if valid == shape:
+            full = r if r.flags.owndata and r.flags.c_contiguous else np.array(r, order="C")
+        else:
+            full = np.zeros(shape, dtype=target)
+            full[tuple(slice(0, n) for n in valid)] = r
+        self.arrays[v.storage.id] = full
+
+    # ---- control tree ----
+    def run(self) -> None:
+        self.run_loop(self.program.root)
+
+    def run_loop(self, loop: Loop) -> None:
+        for variant in loop.variants:
+            start, stop, step = self.ev(variant.start), self.ev(variant.stop), self.ev(variant.step)
+            if step == 0:
+                raise PyptoRuntimeError(f"loop '{loop.name}' has step 0 at run time", loop.loc)
+            name = variant.index.name
+            for i in range(start, stop, step):
+                self.env.values[name] = i
+                self.run_seq(self._select(variant.body))
+            self.env.values.pop(name, None)
+
+    def _select(self, node: If | Seq) -> Seq:
+        while isinstance(node, If):
+            node = node.then if self.ev(node.cond) else node.else_
+        return node
+
+    def run_seq(self, seq: Seq) -> None:
+        for item in seq.items:
+            if isinstance(item, Block):
+                self.run_block(item)
+            else:
+                self.run_loop(item)
+
+    def run_block(self, block: Block) -> None:
+        self.block_instances[block.name] += 1
+        for op in block.ops:
+            self.run_op(op)

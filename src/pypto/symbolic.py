@@ -1,0 +1,513 @@
+"""Symbolic integer expressions: build, simplify, evaluate.
+
+Two layers:
+- `Expr` nodes are small frozen dataclasses with ordinary equality and hashing. The compiler and
+  runtime only ever handle `Expr`.
+- `SymbolicScalar` is the user-facing wrapper (PyPTO's class of that name). Its operators build
+  expressions and its comparisons return `SymbolicScalar`s, so it must never be used as a dict
+  key; that is why the two layers are separate.
+
+Simplification keeps sums and products in a polynomial normal form, so that for example
+`(i + 1) * 16 - i * 16` folds to the integer 16, which is what slicing `x[i*T:(i+1)*T]` needs.
+"""
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pypto.errors import ConcreteValueError, PyptoRuntimeError, PyptoTypeError
+
+
+# --------------------------------------------------------------------------------------------
+# Expression nodes
+
+class Expr:
+    """Base of expression nodes. Subclasses are frozen dataclasses."""
+
+    __slots__ = ()
+
+    def is_const(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: int
+
+    def is_const(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Sym(Expr):
+    """A runtime value: a loop index, a dynamic dim. `label` is how PyPTO prints it."""
+
+    name: str
+    label: str = field(default="", compare=False)
+
+    def __repr__(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Bin(Expr):
+    op: str
+    a: Expr
+    b: Expr
+
+    def __repr__(self) -> str:
+        if self.op in ("min", "max"):
+            return f"{self.op}({self.a!r}, {self.b!r})"
+        return f"({self.a!r}{_BIN_TEXT[self.op]}{self.b!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Un(Expr):
+    op: str
+    a: Expr
+
+    def __repr__(self) -> str:
+        return f"{_UN_TEXT[self.op]}({self.a!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Select(Expr):
+    """`a if cond else b`, evaluated at run time."""
+
+    cond: Expr
+    a: Expr
+    b: Expr
+
+    def __repr__(self) -> str:
+        return f"({self.cond!r} ? {self.a!r} : {self.b!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class ElementRead(Expr):
+    """The value of one element of an integer tensor, read at run time (`t[i, j]`)."""
+
+    tensor_id: int
+    indices: tuple[Expr, ...]
+    tensor: Any = field(compare=False, hash=False, repr=False)
+
+    def __repr__(self) -> str:
+        name = getattr(self.tensor, "name", f"t{self.tensor_id}")
+        return f"{name}[{', '.join(map(repr, self.indices))}]"
+
+
+_BIN_TEXT = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "eq": "==",
+             "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "&&", "or": "||"}
+_UN_TEXT = {"neg": "-", "not": "!", "invert": "~"}
+
+_PY_BIN: dict[str, Callable[[int, int], int]] = {
+    "add": lambda x, y: x + y,
+    "sub": lambda x, y: x - y,
+    "mul": lambda x, y: x * y,
+    "floordiv": lambda x, y: x // y,
+    "mod": lambda x, y: x % y,
+    "min": min,
+    "max": max,
+    "eq": lambda x, y: int(x == y),
+    "ne": lambda x, y: int(x != y),
+    "lt": lambda x, y: int(x < y),
+    "le": lambda x, y: int(x <= y),
+    "gt": lambda x, y: int(x > y),
+    "ge": lambda x, y: int(x >= y),
+    "and": lambda x, y: int(bool(x) and bool(y)),
+    "or": lambda x, y: int(bool(x) or bool(y)),
+}
+_PY_UN: dict[str, Callable[[int], int]] = {
+    "neg": lambda x: -x,
+    "not": lambda x: int(not x),
+    "invert": lambda x: ~x,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Polynomial normal form for + - * (everything else is an opaque atom)
+
+_Mono = tuple  # sorted tuple of atom Exprs (with repetition for powers)
+
+
+def _key(e: Expr) -> str:
+    return repr(e)
+
+
+def _poly(e: Expr) -> dict[_Mono, int]:
+    if isinstance(e, Const):
+        return {(): e.value} if e.value else {}
+    if isinstance(e, Bin) and e.op in ("add", "sub", "mul"):
+        pa, pb = _poly(e.a), _poly(e.b)
+        if e.op == "mul":
+            out: dict[_Mono, int] = {}
+            for ma, ca in pa.items():
+                for mb, cb in pb.items():
+                    m = tuple(sorted(ma + mb, key=_key))
+                    out[m] = out.get(m, 0) + ca * cb
+            return {m: c for m, c in out.items() if c}
+        sign = 1 if e.op == "add" else -1
+        out = dict(pa)
+        for m, c in pb.items():
+            out[m] = out.get(m, 0) + sign * c
+        return {m: c for m, c in out.items() if c}
+    if isinstance(e, Un) and e.op == "neg":
+        return {m: -c for m, c in _poly(e.a).items()}
+    return {(e,): 1}
+
+
+def _from_poly(p: dict[_Mono, int]) -> Expr:
+    terms: list[Expr] = []
+    const = p.get((), 0)
+    for mono in sorted((m for m in p if m), key=lambda m: [_key(a) for a in m]):
+        coeff = p[mono]
+        term: Expr = mono[0]
+        for atom in mono[1:]:
+            term = Bin("mul", term, atom)
+        if coeff != 1:
+            term = Bin("mul", Const(coeff), term)
+        terms.append(term)
+    if not terms:
+        return Const(const)
+    out = terms[0]
+    for t in terms[1:]:
+        out = Bin("add", out, t)
+    if const:
+        out = Bin("add", out, Const(const))
+    return out
+
+
+def _const_diff(a: Expr, b: Expr) -> int | None:
+    """a - b when it is a constant, else None."""
+    d = _poly(Bin("sub", a, b))
+    if not d:
+        return 0
+    if list(d) == [()]:
+        return d[()]
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Smart constructors (always return simplified expressions)
+
+def const(v: int) -> Const:
+    return Const(int(v))
+
+
+def as_expr(v: Any) -> Expr:
+    """Turn an int, bool, Expr or SymbolicScalar into an Expr."""
+    if isinstance(v, Expr):
+        return v
+    if isinstance(v, SymbolicScalar):
+        return v.expr
+    if isinstance(v, bool):
+        return Const(int(v))
+    if isinstance(v, int) or (hasattr(v, "__index__") and not isinstance(v, float)):
+        return Const(int(v.__index__() if not isinstance(v, int) else v))
+    raise PyptoTypeError(f"expected an int or SymbolicScalar, got {type(v).__name__} {v!r}")
+
+
+def binary(op: str, a: Any, b: Any) -> Expr:
+    a, b = as_expr(a), as_expr(b)
+    if isinstance(a, Const) and isinstance(b, Const):
+        if op in ("floordiv", "mod") and b.value == 0:
+            raise PyptoRuntimeError(f"symbolic {op} by zero: {a!r} {_BIN_TEXT[op]} 0")
+        return Const(_PY_BIN[op](a.value, b.value))
+    if op in ("add", "sub", "mul"):
+        return _from_poly(_poly(Bin(op, a, b)))
+    if op in ("floordiv", "mod") and isinstance(b, Const):
+        if b.value == 0:
+            raise PyptoRuntimeError(f"symbolic {op} by zero: {a!r}")
+        if b.value == 1:
+            return a if op == "floordiv" else Const(0)
+        p = _poly(a)
+        if all(c % b.value == 0 for c in p.values()):
+            if op == "mod":
+                return Const(0)
+            return _from_poly({m: c // b.value for m, c in p.items()})
+    if op in ("min", "max"):
+        if a == b:
+            return a
+        d = _const_diff(a, b)
+        if d is not None:
+            pick_a = (d <= 0) if op == "min" else (d >= 0)
+            return a if pick_a else b
+        # Canonical argument order, so min(a, b) == min(b, a).
+        if _key(b) < _key(a):
+            a, b = b, a
+    if op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        d = _const_diff(a, b)
+        if d is not None:
+            return Const(_PY_BIN[op](d, 0))
+    if op in ("and", "or"):
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, Const):
+                if op == "and":
+                    return y if x.value else Const(0)
+                return Const(1) if x.value else y
+    return Bin(op, a, b)
+
+
+def unary(op: str, a: Any) -> Expr:
+    a = as_expr(a)
+    if isinstance(a, Const):
+        return Const(_PY_UN[op](a.value))
+    if op == "neg":
+        return _from_poly(_poly(Un("neg", a)))
+    return Un(op, a)
+
+
+def select(cond: Any, a: Any, b: Any) -> Expr:
+    c, a, b = as_expr(cond), as_expr(a), as_expr(b)
+    if isinstance(c, Const):
+        return a if c.value else b
+    if a == b:
+        return a
+    return Select(c, a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation
+
+class EvalEnv:
+    """Values of symbols at run time, plus a reader for tensor-element reads."""
+
+    __slots__ = ("values", "read_element")
+
+    def __init__(self, values: dict[str, int] | None = None,
+                 read_element: Callable[[ElementRead, tuple[int, ...]], int] | None = None):
+        self.values = dict(values or {})
+        self.read_element = read_element
+
+
+def evaluate(e: Expr, env: EvalEnv) -> int:
+    """The integer value of `e` under `env`; raises if a symbol is unbound."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Sym):
+        try:
+            return env.values[e.name]
+        except KeyError:
+            raise PyptoRuntimeError(f"symbol {e!r} has no value at run time") from None
+    if isinstance(e, Bin):
+        x, y = evaluate(e.a, env), evaluate(e.b, env)
+        if e.op in ("floordiv", "mod") and y == 0:
+            raise PyptoRuntimeError(f"division by zero evaluating {e!r}")
+        return _PY_BIN[e.op](x, y)
+    if isinstance(e, Un):
+        return _PY_UN[e.op](evaluate(e.a, env))
+    if isinstance(e, Select):
+        return evaluate(e.a, env) if evaluate(e.cond, env) else evaluate(e.b, env)
+    if isinstance(e, ElementRead):
+        if env.read_element is None:
+            raise PyptoRuntimeError(f"tensor element {e!r} cannot be read here")
+        return env.read_element(e, tuple(evaluate(i, env) for i in e.indices))
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def free_symbols(e: Expr) -> set[str]:
+    if isinstance(e, Sym):
+        return {e.name}
+    if isinstance(e, Bin):
+        return free_symbols(e.a) | free_symbols(e.b)
+    if isinstance(e, Un):
+        return free_symbols(e.a)
+    if isinstance(e, Select):
+        return free_symbols(e.cond) | free_symbols(e.a) | free_symbols(e.b)
+    if isinstance(e, ElementRead):
+        out: set[str] = set()
+        for i in e.indices:
+            out |= free_symbols(i)
+        return out
+    return set()
+
+
+def reads_elements(e: Expr) -> bool:
+    if isinstance(e, ElementRead):
+        return True
+    if isinstance(e, Bin):
+        return reads_elements(e.a) or reads_elements(e.b)
+    if isinstance(e, Un):
+        return reads_elements(e.a)
+    if isinstance(e, Select):
+        return any(reads_elements(x) for x in (e.cond, e.a, e.b))
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# The user-facing scalar
+
+# Set by the tracer while a kernel is traced: decides which way a runtime branch goes on the
+# control path being traced (and records the decision). None outside tracing.
+BRANCH_DECIDER: contextvars.ContextVar[Callable[[Expr], bool] | None] = contextvars.ContextVar(
+    "pypto_branch_decider", default=None)
+
+
+def _wrap(e: Expr) -> "SymbolicScalar":
+    s = SymbolicScalar.__new__(SymbolicScalar)
+    s.expr = e
+    return s
+
+
+class SymbolicScalar:
+    """An integer known at run time: a dynamic dim, a loop index, a tensor element, or an
+    expression over those. Arithmetic and comparisons build new SymbolicScalars; `/` is integer
+    division as in PyPTO. Using one as a Python `bool` inside a kernel makes the tracer record a
+    runtime branch (every outcome is traced); `int()` works only when the value is known.
+
+    >>> n = SymbolicScalar("n")
+    >>> ((n + 1) * 16 - n * 16).concrete()
+    16
+    """
+
+    __slots__ = ("expr",)
+    __hash__ = None  # comparisons return SymbolicScalars, so hashing would be a trap
+
+    def __init__(self, value: Any = 0, concrete_value: int | None = None):
+        if isinstance(value, SymbolicScalar):
+            self.expr = value.expr
+        elif isinstance(value, Expr):
+            self.expr = value
+        elif isinstance(value, str):
+            self.expr = Const(int(concrete_value)) if concrete_value is not None else Sym(value)
+        elif isinstance(value, (bool, int)):
+            self.expr = Const(int(value))
+        else:
+            raise PyptoTypeError(f"SymbolicScalar takes an int, a name or a SymbolicScalar, "
+                                 f"got {type(value).__name__}")
+
+    # --- inspection ---
+    def is_concrete(self) -> bool:
+        return isinstance(self.expr, Const)
+
+    def is_immediate(self) -> bool:
+        return isinstance(self.expr, Const)
+
+    def is_symbol(self) -> bool:
+        return isinstance(self.expr, Sym)
+
+    def is_expression(self) -> bool:
+        return not isinstance(self.expr, (Const, Sym))
+
+    def concrete(self) -> int:
+        if isinstance(self.expr, Const):
+            return self.expr.value
+        raise ConcreteValueError(f"Not concrete value: {self.expr!r} is only known at run time")
+
+    def simplify(self) -> "SymbolicScalar":
+        return self
+
+    def as_variable(self) -> "SymbolicScalar":
+        return self
+
+    def __int__(self) -> int:
+        return self.concrete()
+
+    def __index__(self) -> int:
+        if isinstance(self.expr, Const):
+            return self.expr.value
+        raise ConcreteValueError(
+            f"symbolic value {self.expr!r} used where Python needs an int (range(), a list "
+            f"index, ...); it is only known at run time: use pypto.loop for runtime loops")
+
+    def __bool__(self) -> bool:
+        if isinstance(self.expr, Const):
+            return bool(self.expr.value)
+        decide = BRANCH_DECIDER.get()
+        if decide is None:
+            raise ConcreteValueError(f"Not concrete value: the condition {self.expr!r} is "
+                                     f"only known at run time")
+        return decide(self.expr)
+
+    def __float__(self) -> float:
+        return float(self.concrete())
+
+    def __repr__(self) -> str:
+        return repr(self.expr)
+
+    __str__ = __repr__
+
+    # --- arithmetic ---
+    def _bin(self, op: str, other: Any, reflected: bool = False) -> "SymbolicScalar":
+        if isinstance(other, float):
+            raise PyptoTypeError(f"SymbolicScalar arithmetic needs ints, got float {other}")
+        try:
+            o = as_expr(other)
+        except PyptoTypeError:
+            return NotImplemented
+        return _wrap(binary(op, o, self.expr) if reflected else binary(op, self.expr, o))
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __floordiv__(self, o): return self._bin("floordiv", o)
+    def __rfloordiv__(self, o): return self._bin("floordiv", o, True)
+    __truediv__ = __floordiv__
+    __rtruediv__ = __rfloordiv__
+    def __mod__(self, o): return self._bin("mod", o)
+    def __rmod__(self, o): return self._bin("mod", o, True)
+    def __and__(self, o): return self._bin("and", o)
+    def __rand__(self, o): return self._bin("and", o, True)
+    def __or__(self, o): return self._bin("or", o)
+    def __ror__(self, o): return self._bin("or", o, True)
+    def __eq__(self, o): return self._bin("eq", o)
+    def __ne__(self, o): return self._bin("ne", o)
+    def __lt__(self, o): return self._bin("lt", o)
+    def __le__(self, o): return self._bin("le", o)
+    def __gt__(self, o): return self._bin("gt", o)
+    def __ge__(self, o): return self._bin("ge", o)
+
+    def __neg__(self): return _wrap(unary("neg", self.expr))
+    def __pos__(self): return self
+    def __invert__(self): return _wrap(unary("invert", self.expr))
+
+    def min(self, other: Any) -> "SymbolicScalar":
+        return _wrap(binary("min", self.expr, other))
+
+    def max(self, other: Any) -> "SymbolicScalar":
+        return _wrap(binary("max", self.expr, other))
+
+    @staticmethod
+    def tenary(cond: Any, a: Any, b: Any) -> "SymbolicScalar":
+        return _wrap(select(cond, a, b))
+
+    ternary = tenary
+
+
+SymInt = int | SymbolicScalar
+
+
+def wrap(e: Expr) -> SymbolicScalar | int:
+    """An Expr as the user sees it: a plain int when constant, else a SymbolicScalar."""
+    return e.value if isinstance(e, Const) else _wrap(e)
+
+
+def sym_min(a: Any, b: Any) -> SymbolicScalar | int:
+    """`pypto.min(a, b)`: the smaller value, folded when both are known."""
+    return wrap(binary("min", a, b))
+
+
+def sym_max(a: Any, b: Any) -> SymbolicScalar | int:
+    return wrap(binary("max", a, b))
+
+
+def ceildiv(a: Any, b: Any) -> SymbolicScalar | int:
+    """`pypto.ceildiv(a, b)`: ceil(a / b) for ints and SymbolicScalars."""
+    return wrap(binary("floordiv", binary("add", a, binary("sub", b, 1)), b))
+
+
+def symbolic_scalar(value: Any, concrete_value: int | None = None) -> SymbolicScalar:
+    """`pypto.symbolic_scalar(v)`: lift a Python value into a SymbolicScalar.
+
+    A Python bool or int lifted this way stays concrete; `if pypto.symbolic_scalar(flag):` is
+    still decided at trace time here because the value is known (the branch not taken has no
+    observable effect)."""
+    if isinstance(value, bool):
+        value = int(value)
+    return SymbolicScalar(value, concrete_value)

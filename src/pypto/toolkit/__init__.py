@@ -1,0 +1,1 @@
+"""The offline toolkit: the `pypto-toolkit` command (viewer, analysis, diff and tuner)."""
