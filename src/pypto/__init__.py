@@ -34,6 +34,13 @@ from pypto.symbolic import sym_max as max
 from pypto.symbolic import sym_min as min
 from pypto.symbolic import symbolic_scalar as symbolic_scalar
 from pypto import experimental as experimental
+from pypto.compat import from_torch as from_torch
+from pypto.compat import function as function
+from pypto.compat import platform as platform
+from pypto.compat import set_verify_golden_data as set_verify_golden_data
+from pypto.compat import verify as verify
+from pypto.ops.debug import pass_verify_print as pass_verify_print
+from pypto.ops.debug import pass_verify_save as pass_verify_save
 from pypto import frontend as frontend
 
 tensor = Tensor
