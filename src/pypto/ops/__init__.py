@@ -27,6 +27,7 @@ _METHODS = [
     "transpose", "cumsum", "cumprod", "triu", "tril", "expand_clone", "pad", "fillpad",
     "gather", "scatter", "scatter_", "scatter_update", "index_add", "index_add_", "topk",
     "cast", "clip", "pow", "isnan", "isfinite", "gcd", "argsort", "index_select",
+    "triu_", "tril_", "gathermask", "index_put_",
 ]
 
 

@@ -12,6 +12,9 @@ from pypto.ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, ata
                                    maximum, minimum, mul, ne, neg, pow, prelu, reciprocal, relu,
                                    remainder, round, rsqrt, sigmoid, sign, signbit, sin, sinh,
                                    sqrt, sub, tan, tanh, trunc, where)
+from pypto.ops.index import (argsort, gather, gathermask, index_add, index_add_, index_put_,
+                             index_select, one_hot, scatter, scatter_, scatter_update, topk,
+                             tril, tril_, triu, triu_)
 from pypto.ops.matmul import matmul
 from pypto.ops.reduce import (amax, amin, argmax, argmin, cumprod, cumsum, mean, prod,
                               rms_norm, softmax, sum, var)
@@ -30,4 +33,6 @@ __all__ = [
     "where", "matmul", "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "mean", "prod",
     "rms_norm", "softmax", "sum", "var", "assemble", "clone", "concat", "expand_clone",
     "fillpad", "move", "pad", "permute", "reshape", "squeeze", "transpose", "unsqueeze", "view",
+    "argsort", "gather", "gathermask", "index_add", "index_add_", "index_put_", "index_select",
+    "one_hot", "scatter", "scatter_", "scatter_update", "topk", "tril", "tril_", "triu", "triu_",
 ]
