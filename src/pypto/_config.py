@@ -43,8 +43,8 @@ def _fail(key: str, value: Any, expected: str) -> None:
 def int_range(lo: int, hi: int) -> Check:
     def check(key: str, v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
-            if isinstance(v, enum.IntEnum):
-                v = int(v)
+            if hasattr(v, "__index__") and not isinstance(v, float):
+                v = v.__index__()   # numpy integers
             else:
                 raise PyptoTypeError(f"option '{key}' must be an int in [{lo}, {hi}], "
                                      f"got {type(v).__name__} {v!r}")

@@ -6,9 +6,13 @@ code written against PyPTO that catches those keeps working.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -68,3 +72,15 @@ class PyptoRuntimeError(PyptoError, RuntimeError):
 
 class ConcreteValueError(PyptoValueError):
     """A symbolic scalar was used where a Python value is needed."""
+
+
+def user_facing(fn: Callable[..., T]) -> Callable[..., T]:
+    """Mark a public entry point: a `PyptoError` raised anywhere below it is re-raised from
+    here with the internal frames dropped (the message already names the user's line)."""
+    @functools.wraps(fn)
+    def entry(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except PyptoError as e:
+            raise e.with_traceback(None) from None
+    return entry

@@ -224,10 +224,14 @@ def binary(op: str, a: Any, b: Any) -> Expr:
         if b.value == 1:
             return a if op == "floordiv" else Const(0)
         p = _poly(a)
-        if all(c % b.value == 0 for c in p.values()):
+        rest = p.get((), 0)
+        if all(c % b.value == 0 for m, c in p.items() if m):
+            # (b*X + r) // b == X + r // b and (b*X + r) % b == r % b for integer X.
             if op == "mod":
-                return Const(0)
-            return _from_poly({m: c // b.value for m, c in p.items()})
+                return Const(rest % b.value)
+            q = {m: c // b.value for m, c in p.items() if m}
+            q[()] = rest // b.value
+            return _from_poly({m: c for m, c in q.items() if c})
     if op in ("min", "max"):
         if a == b:
             return a
@@ -235,6 +239,9 @@ def binary(op: str, a: Any, b: Any) -> Expr:
         if d is not None:
             pick_a = (d <= 0) if op == "min" else (d >= 0)
             return a if pick_a else b
+        folded = _fold_nested(op, a, b)
+        if folded is not None:
+            return folded
         # Canonical argument order, so min(a, b) == min(b, a).
         if _key(b) < _key(a):
             a, b = b, a
@@ -245,10 +252,37 @@ def binary(op: str, a: Any, b: Any) -> Expr:
     if op in ("and", "or"):
         for x, y in ((a, b), (b, a)):
             if isinstance(x, Const):
+                # `and`/`or` give 0 or 1, so the other side survives only as a truth value.
                 if op == "and":
-                    return y if x.value else Const(0)
-                return Const(1) if x.value else y
+                    return _truth(y) if x.value else Const(0)
+                return Const(1) if x.value else _truth(y)
     return Bin(op, a, b)
+
+
+_BOOL_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "and", "or")
+
+
+def _truth(e: Expr) -> Expr:
+    """`e` as 0/1: itself when it already is a condition, else `e != 0`."""
+    if (isinstance(e, Bin) and e.op in _BOOL_OPS) or (isinstance(e, Un) and e.op == "not"):
+        return e
+    return binary("ne", e, 0)
+
+
+def _fold_nested(op: str, a: Expr, b: Expr) -> Expr | None:
+    """min(min(x, y), y) -> min(x, y); min(min(x, 8), 16) -> min(x, 8) (and the same for max):
+    the clamps that repeated views build around a valid extent."""
+    for outer, other in ((a, b), (b, a)):
+        if not (isinstance(outer, Bin) and outer.op == op):
+            continue
+        if other in (outer.a, outer.b):
+            return outer
+        for inner, rest in ((outer.a, outer.b), (outer.b, outer.a)):
+            d = _const_diff(inner, other)
+            if d is not None:
+                keep_inner = (d <= 0) if op == "min" else (d >= 0)
+                return outer if keep_inner else binary(op, rest, other)
+    return None
 
 
 def unary(op: str, a: Any) -> Expr:
@@ -373,8 +407,9 @@ class SymbolicScalar:
             self.expr = value
         elif isinstance(value, str):
             self.expr = Const(int(concrete_value)) if concrete_value is not None else Sym(value)
-        elif isinstance(value, (bool, int)):
-            self.expr = Const(int(value))
+        elif isinstance(value, (bool, int)) or (hasattr(value, "__index__")
+                                                and not isinstance(value, float)):
+            self.expr = Const(int(value.__index__()))
         else:
             raise PyptoTypeError(f"SymbolicScalar takes an int, a name or a SymbolicScalar, "
                                  f"got {type(value).__name__}")

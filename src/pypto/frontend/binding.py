@@ -14,6 +14,7 @@ import numpy as np
 from pypto.dtypes import DataType, from_numpy, from_torch_name, to_numpy
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import StatusType, TensorAnnotation
+from pypto.ir.tensor import TileOpFormat
 from pypto.symbolic import Const, Expr, Sym, SymbolicScalar
 
 
@@ -24,6 +25,7 @@ class BoundTensor:
     dtype: DataType
     dims: tuple[Expr, ...]          # what the kernel sees: Const or Sym per dim
     static_key: tuple               # the part of the shape that keys the compile cache
+    format: TileOpFormat = TileOpFormat.TILEOP_ND   # as annotated (the data itself is ND)
 
 
 def _is_torch(x: Any) -> bool:
@@ -116,7 +118,7 @@ def bind_tensor(index: int, name: str, ann: TensorAnnotation, x: Any,
     if arr.size == 0:
         raise PyptoValueError(f"{where} is empty (shape {list(shape)}); empty tensors are not "
                               f"supported")
-    return BoundTensor(name, arr, dtype, tuple(dims), (dtype, tuple(key)))
+    return BoundTensor(name, arr, dtype, tuple(dims), (dtype, tuple(key)), ann.format)
 
 
 def freeze(value: Any, where: str) -> Any:

@@ -151,8 +151,11 @@ def _unroll_gen(start: Expr, stop: Expr, step: Expr, factors: tuple[int, ...], b
     cur = start
     for i, k in enumerate(factors):
         chunk = binary("mul", step, k)
-        span = binary("max", binary("sub", stop, cur), 0)
-        end = binary("add", cur, binary("mul", binary("floordiv", span, chunk), chunk))
+        if k == 1:
+            end = binary("max", cur, stop)  # the last tier takes the rest, partial step too
+        else:
+            span = binary("max", binary("sub", stop, cur), 0)
+            end = binary("add", cur, binary("mul", binary("floordiv", span, chunk), chunk))
         tier = loop(wrap(cur), wrap(end), wrap(chunk), name=f"{base}_LoopUnroll{k}",
                     idx_name=idx_name, submit_before_loop=submit_before_loop and i == 0,
                     parallel=parallel)

@@ -17,7 +17,8 @@ import textwrap
 from typing import Any, Callable
 
 from pypto import _config
-from pypto.errors import PyptoError, PyptoRuntimeError, PyptoTypeError, PyptoValueError, SourceLoc
+from pypto.errors import (PyptoError, PyptoRuntimeError, PyptoTypeError, PyptoValueError,
+                          SourceLoc, user_facing)
 from pypto.frontend import options as opt
 from pypto.frontend.binding import BoundTensor, bind_tensor, freeze
 from pypto.frontend.control import check_no_open_loops, trace_default_loop
@@ -29,8 +30,30 @@ from pypto.ir.tensor import StorageKind
 _NPU_NOTICE_SHOWN = False
 
 
-def _annotation_of(p: inspect.Parameter) -> TensorAnnotation | None:
+def _resolve(func: Callable, ann: Any, scope: dict[str, Any] | None) -> Any:
+    """A string annotation (`from __future__ import annotations`) evaluated where the kernel
+    was defined: the decorating frame's locals, the closure, then the globals. One that does
+    not evaluate stays a string (a non-tensor parameter)."""
+    if not isinstance(ann, str):
+        return ann
+    names: dict[str, Any] = dict(scope or {})
+    code = getattr(func, "__code__", None)
+    for name, cell in zip(code.co_freevars if code else (), func.__closure__ or ()):
+        try:
+            names[name] = cell.cell_contents
+        except ValueError:
+            pass
+    try:
+        return eval(ann, getattr(func, "__globals__", {}), names)  # the user's own source
+    except Exception:
+        return ann
+
+
+def _annotation_of(p: inspect.Parameter, func: Callable | None = None,
+                   scope: dict[str, Any] | None = None) -> TensorAnnotation | None:
     ann = p.annotation
+    if func is not None:
+        ann = _resolve(func, ann, scope)
     if ann is inspect.Parameter.empty or not hasattr(ann, "to_tensor"):
         return None
     if isinstance(ann, type):
@@ -50,7 +73,10 @@ def _check_source(func: Callable) -> None:
         lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError):
         return  # no source (e.g. exec'd code): the runtime check on the return value remains
-    tree = ast.parse(textwrap.dedent("".join(lines)))
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return  # e.g. a lambda inside a longer expression: nothing to check statically
     fdef = tree.body[0] if tree.body else None
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return
@@ -82,7 +108,8 @@ class JitKernel:
     def __init__(self, func: Callable, *, host_options: dict | None = None,
                  codegen_options: dict | None = None, pass_options: dict | None = None,
                  runtime_options: dict | None = None, verify_options: dict | None = None,
-                 debug_options: dict | None = None, **extra: Any):
+                 debug_options: dict | None = None, _scope: dict[str, Any] | None = None,
+                 **extra: Any):
         if not inspect.isfunction(func):
             raise PyptoTypeError(f"pypto.frontend.jit decorates a function, got "
                                  f"{type(func).__name__}")
@@ -101,18 +128,18 @@ class JitKernel:
             raise PyptoTypeError("runtime_options must be a dict")
         self.runtime_options = runtime_options if runtime_options is not None else {}
         _config.check_dict("runtime", self.runtime_options, "runtime_options")
-        self._signature(func)
+        self._signature(func, _scope)
         self._cache: dict[Any, Program] = {}
         self.last_program: Program | None = None
         self.last_executor: Any = None
         self.compile_count = 0
 
-    def _signature(self, func: Callable) -> None:
+    def _signature(self, func: Callable, scope: dict[str, Any] | None) -> None:
         sig = inspect.signature(func)
         self.tensor_params: list[tuple[str, TensorAnnotation]] = []
         self.other_params: list[inspect.Parameter] = []
         for p in sig.parameters.values():
-            ann = _annotation_of(p)
+            ann = _annotation_of(p, func, scope)
             if ann is not None:
                 if self.other_params:
                     raise PyptoValueError(
@@ -215,7 +242,7 @@ class JitKernel:
         params, stand_ins = [], []
         for i, b in enumerate(bound):
             storage = tracer.new_storage(StorageKind.ARG, b.name, b.dtype, b.dims, i)
-            value = tracer.new_value(b.dims, b.dtype, b.dims, storage, b.name)
+            value = tracer.new_value(b.dims, b.dtype, b.dims, storage, b.name, b.format)
             dyn = tuple(d for d, e in enumerate(b.dims) if not e.is_const())
             params.append(Param(i, b.name, value, dyn))
             stand_ins.append(Tensor._wrap(value))
@@ -259,11 +286,25 @@ def output_dir() -> str:
     return path
 
 
+def _check_jit_kwargs(kwargs: dict) -> None:
+    """Check the option dicts of `@jit(...)` before any function is given."""
+    unknown = set(kwargs) - {"host_options", "codegen_options", "pass_options", "runtime_options",
+                             "verify_options", "debug_options", "infer_controlflow_shape",
+                             "use_cache", "new_ir", "create_new_logical_tensor"}
+    if unknown:
+        raise PyptoTypeError(f"pypto.frontend.jit got unknown keyword(s) {sorted(unknown)}")
+    opt.flatten(**{k: v for k, v in kwargs.items() if k.endswith("_options")})
+
+
+@user_facing
 def jit(func: Callable | None = None, **kwargs: Any) -> Any:
     """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
+    # Like PyPTO, remember the decorating frame's locals: string annotations may name them.
+    scope = dict(sys._getframe(2).f_locals)   # 2: skip the user_facing wrapper
     if func is None:
-        return lambda f: JitKernel(f, **kwargs)
-    return JitKernel(func, **kwargs)
+        _check_jit_kwargs(kwargs)
+        return user_facing(lambda f: JitKernel(f, _scope=scope, **kwargs))
+    return JitKernel(func, _scope=scope, **kwargs)
 
 
 def function(func: Callable | None = None) -> Any:
@@ -278,7 +319,7 @@ def function(func: Callable | None = None) -> Any:
                 raise PyptoTypeError(f"pypto.frontend.function '{f.__name__}' takes positional "
                                      f"arguments only")
             for p, a in zip(sig.parameters.values(), args):
-                ann = _annotation_of(p)
+                ann = _annotation_of(p, f)
                 if ann is not None:
                     if not isinstance(a, Tensor):
                         raise PyptoTypeError(f"'{f.__name__}' parameter '{p.name}' expects a "

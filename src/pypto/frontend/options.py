@@ -11,11 +11,12 @@ after the loop, as in PyPTO.
 from __future__ import annotations
 
 import contextvars
+import copy
 import functools
 from typing import Any
 
 from pypto import _config
-from pypto.errors import PyptoTypeError, PyptoValueError
+from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
 from pypto.ir.operation import CubeTile
 from pypto.symbolic import SymbolicScalar
 
@@ -146,6 +147,7 @@ class options:
     Scopes nest and inherit; kernels compiled while a scope is active see its values.
     """
 
+    @user_facing
     def __init__(self, name: str = "", **kwargs: Any):
         self.name = name
         self.values = flatten(**kwargs)
@@ -174,6 +176,7 @@ class options:
         return wrapper
 
 
+@user_facing
 def set_options(**kwargs: Any) -> None:
     """Write option values into the innermost scope."""
     _top().values.update(flatten(**kwargs))
@@ -184,7 +187,7 @@ def _setter(group: str):
         set_options(**{f"{group}_options": kwargs})
     setter.__name__ = f"set_{group}_options"
     setter.__doc__ = f"Set {group}_options keys in the current scope (checked by name and range)."
-    return setter
+    return user_facing(setter)
 
 
 def _getter(group: str):
@@ -194,7 +197,8 @@ def _getter(group: str):
         prefix = group + "."
         for k, v in snapshot().items():
             if k.startswith(prefix):
-                out[k[len(prefix):]] = v
+                # a copy: changing the returned dict must not change the scope
+                out[k[len(prefix):]] = copy.deepcopy(v)
         return out
     getter.__name__ = f"get_{group}_options"
     return getter
@@ -216,6 +220,7 @@ get_debug_options = _getter("debug")
 get_operation_options = _getter("operation")
 
 
+@user_facing
 def set_vec_tile_shapes(*shapes: Any) -> None:
     """Set the vector TileShape for ops recorded after this call (one size per dim)."""
     _top().values["vec_tile_shapes"] = canonical_vec_tile(shapes)
@@ -226,6 +231,7 @@ def get_vec_tile_shapes() -> list[int]:
     return list(v) if v else []
 
 
+@user_facing
 def set_cube_tile_shapes(m: list, k: list, n: list, enable_split_k: bool = False) -> None:
     """Set the cube TileShape `[mL0,mL1],[kL0,kL1(,kL1b)],[nL0,nL1]` for following matmuls."""
     _top().values["cube_tile_shapes"] = canonical_cube_tile(m, k, n, enable_split_k)
@@ -238,6 +244,7 @@ def get_cube_tile_shapes() -> tuple[list[int], list[int], list[int], bool]:
     return (list(t.m), list(t.k), list(t.n), t.enable_split_k)
 
 
+@user_facing
 def set_matrix_size(size: list) -> None:
     _top().values["matrix_size"] = tuple(_concrete_int(x, "matrix_size entry") for x in size)
 
@@ -250,6 +257,7 @@ def get_conv_tile_shapes() -> Any:
     return lookup("conv_tile_shapes")
 
 
+@user_facing
 def set_semantic_label(label: str) -> None:
     """Label the ops recorded after this call (shown in the swimlane; usable as merge keys)."""
     if not isinstance(label, str):

@@ -31,8 +31,10 @@ DYN = StatusType.DYN
 STATIC = StatusType.STATIC
 
 
-def is_status_shape(shape: Any) -> bool:
-    """True when a shape list must be completed from the caller's tensor."""
+def is_status_shape(shape: Any, tracing: bool = False) -> bool:
+    """True when a shape list must be completed from the caller's tensor. While tracing, a
+    SymbolicScalar entry is a runtime size (`pypto.tensor([x.shape[0], 64], ...)`), not a named
+    dynamic dim of an annotation."""
     if shape is None or shape is Ellipsis:
         return True
     if not isinstance(shape, (list, tuple)):
@@ -40,7 +42,8 @@ def is_status_shape(shape: Any) -> bool:
     if len(shape) == 0:
         return True
     return any(isinstance(d, StatusType) or d is Ellipsis or (isinstance(d, int) and d == -1)
-               or (isinstance(d, SymbolicScalar) and d.is_symbol()) for d in shape)
+               or (not tracing and isinstance(d, SymbolicScalar) and d.is_symbol())
+               for d in shape)
 
 
 class TensorAnnotation:
@@ -89,7 +92,7 @@ class Tensor:
         self._annotation: TensorAnnotation | None = None
         self._name = name
         tracer = current_tracer()
-        if tracer is not None and tracer.frames and not is_status_shape(shape):
+        if tracer is not None and tracer.frames and not is_status_shape(shape, tracing=True):
             self._value = _new_local(tracer, shape, dtype or DataType.DT_FP32, name, format)
         else:
             self._annotation = TensorAnnotation(shape, dtype, format, name)

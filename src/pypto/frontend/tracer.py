@@ -154,6 +154,11 @@ class Tracer:
         self.loop_indices: dict[str, tuple[Loop, LoopVariant]] = {}
         self.abandoned: Loop | None = None
         self.cache_policies: dict[int, dict[int, bool]] = {}
+        self.block_names: set[str] = set()
+        # Set when the trace is over (finished or failed). A loop generator that Python closes
+        # later (garbage collection of a failed trace's frames) must then not touch the option
+        # scopes: resetting its stale scope token would resurrect the dead trace's scopes.
+        self.closed = False
 
     # ---- activation ----
     @contextmanager
@@ -163,6 +168,7 @@ class Tracer:
         try:
             yield self
         finally:
+            self.closed = True
             BRANCH_DECIDER.reset(t2)
             CURRENT.reset(t1)
 
@@ -202,13 +208,18 @@ class Tracer:
     def exit_path(self, frame: LoopFrame) -> None:
         self.check_consistent()
         if not self.frames or self.frames[-1] is not frame:
-            raise PyptoRuntimeError(f"loop '{frame.loop.name}' ended out of order")
+            inner = self.frames[-1].loop if self.frames else frame.loop
+            raise PyptoRuntimeError(
+                f"pypto.loop '{inner.name}' was left before all of its iterations were traced "
+                f"(break inside a pypto.loop is not supported)", inner.loc)
         self.frames.pop()
         opt.pop_scope(frame.scope_token)
         frame.explorer.finish_trace(frame.seq)
 
     def abandon(self, loop: Loop) -> None:
         """A loop generator was closed early (break) or the body raised."""
+        if self.closed:
+            return
         while self.frames and self.frames[-1].loop is loop:
             frame = self.frames.pop()
             try:
@@ -228,6 +239,14 @@ class Tracer:
         name = (f"TENSOR_{frame.loop.name}_Unroll{frame.variant.factor}_PATH{frame.path_index}"
                 f"_hiddenfunc{frame.block_count}")
         frame.block_count += 1
+        # A nested loop is traced again under every path of its parent, and users may give two
+        # loops one name: suffix repeats so that every root function has its own name.
+        if name in self.block_names:
+            n = 1
+            while f"{name}_{n}" in self.block_names:
+                n += 1
+            name = f"{name}_{n}"
+        self.block_names.add(name)
         block = Block(name)
         items.append(block)
         return block

@@ -119,13 +119,13 @@ class ReferenceExecutor:
         result = opdef.compute(arrays, attrs)
         results = result if isinstance(result, tuple) else (result,)
         for v, r in zip(op.outputs, results):
-            self._store(op, v, r)
+            self._store(op, v, r, arrays)
 
     @staticmethod
     def _clip(valid: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(max(0, min(v, s)) for v, s in zip(valid, shape))
 
-    def _store(self, op: Operation, v: TensorValue, r: Any) -> None:
+    def _store(self, op: Operation, v: TensorValue, r: Any, inputs: list) -> None:
         shape = self.shape(v.shape)
         valid = self._clip(self.shape(v.valid_shape), shape)
         target = to_numpy(v.dtype)
@@ -137,7 +137,11 @@ class ReferenceExecutor:
             raise PyptoRuntimeError(f"internal: {op.opcode} produced shape {list(r.shape)} "
                                     f"but its valid shape is {list(valid)}", op.loc)
         if valid == shape:
-            full = r if r.flags.owndata and r.flags.c_contiguous else np.array(r, order="C")
+            # Keep the result only if it is a fresh buffer: a compute function may hand back
+            # (part of) an input, and a later in-place write to that input must not change it.
+            fresh = r.flags.owndata and r.flags.c_contiguous and not any(
+                np.may_share_memory(r, a) for a in inputs)
+            full = r if fresh else np.array(r, order="C")
         else:
             full = np.zeros(shape, dtype=target)
             full[tuple(slice(0, n) for n in valid)] = r
