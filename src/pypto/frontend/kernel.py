@@ -9,11 +9,13 @@ scope, traces the body on a miss, and runs the program. Dynamic dims never recom
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import os
 import sys
 import textwrap
+import types
 from typing import Any, Callable
 
 from pypto import _config
@@ -26,6 +28,7 @@ from pypto.frontend.tensor import Tensor, TensorAnnotation
 from pypto.frontend.tracer import Tracer, new_program
 from pypto.ir.program import Param, Program
 from pypto.ir.tensor import StorageKind
+from pypto.symbolic import SymbolicScalar, sym_max, sym_min
 
 _NPU_NOTICE_SHOWN = False
 
@@ -100,6 +103,39 @@ def _check_source(func: Callable) -> None:
                     SourceLoc(code.co_filename, line, func.__name__))
 
     Finder().visit(fdef)
+
+
+def _builtin_or_symbolic(name: str) -> Callable:
+    builtin = getattr(builtins, name)
+    symbolic = sym_min if name == "min" else sym_max
+
+    def pick(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 2 and not kwargs and any(isinstance(a, SymbolicScalar) for a in args):
+            return symbolic(*args)
+        return builtin(*args, **kwargs)
+    pick.__name__ = name
+    return pick
+
+
+_MIN_MAX = {"min": _builtin_or_symbolic("min"), "max": _builtin_or_symbolic("max")}
+
+
+def with_symbolic_min_max(func: Callable) -> Callable:
+    """`func` with builtin `min(a, b)`/`max(a, b)` on a SymbolicScalar meaning pypto.min/max.
+
+    PyPTO parses kernel bodies and maps these two-argument calls; without the mapping Python
+    would compare the symbolic values and the tracer would record a runtime branch per call
+    (correct, but with needless extra paths). The function runs over a copy of its globals
+    (taken per trace) in which only `min` and `max` differ, unless the module defines its own.
+    """
+    if any(n in func.__globals__ for n in _MIN_MAX):
+        return func
+    namespace = dict(func.__globals__)
+    namespace.update(_MIN_MAX)
+    clone = types.FunctionType(func.__code__, namespace, func.__name__, func.__defaults__,
+                               func.__closure__)
+    clone.__kwdefaults__ = func.__kwdefaults__
+    return clone
 
 
 class JitKernel:
@@ -246,10 +282,11 @@ class JitKernel:
             dyn = tuple(d for d, e in enumerate(b.dims) if not e.is_const())
             params.append(Param(i, b.name, value, dyn))
             stand_ins.append(Tensor._wrap(value))
+        body = with_symbolic_min_max(self.func)
         with tracer.active():
             root, paths = trace_default_loop(tracer)
             for _ in paths:
-                result = self.func(*stand_ins, **others)
+                result = body(*stand_ins, **others)
                 if result is not None:
                     raise PyptoValueError(
                         f"kernel '{self.__name__}' returned a value; kernels have no return "
@@ -327,7 +364,7 @@ def function(func: Callable | None = None) -> Any:
                     if ann.dtype is not None and a.dtype != ann.dtype:
                         raise PyptoValueError(f"'{f.__name__}' parameter '{p.name}' expects "
                                               f"{ann.dtype.name}, got {a.dtype.name}")
-            return f(*args)
+            return with_symbolic_min_max(f)(*args)
         return wrapper
     return deco if func is None else deco(func)
 
