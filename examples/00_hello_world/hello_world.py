@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Hello world: add two tensors with a PyPTO kernel.
+
+What this shows:
+- `@pypto.frontend.jit` turns a Python function into a kernel. Decoration compiles nothing; the
+  first call traces the body and compiles it, later calls with the same shapes reuse it.
+- Kernels return nothing: results are written into output tensors (`out[:] = ...`).
+- Vector ops need a vector TileShape of the same rank as their tensors.
+- `runtime_options` is kept by reference: this file decorates the kernel with an empty dict and
+  fills in `run_mode` later, in `device_init()`, once the command line has been parsed.
+
+Run:  python hello_world.py [--run_mode sim|npu] [--list] [hello_world::test_add]
+OpenPTO has no NPU: both run modes execute the kernel on the CPU with exact numerics, so the
+result is checked in either mode.
+"""
+import argparse
+import sys
+import traceback
+
+import torch
+
+import pypto
+
+# Shared by every kernel in this file; device_init() sets "run_mode" after decoration.
+runtime_opts = {}
+
+
+def device_init(run_mode: str) -> str:
+    """Select the run mode for the kernels below and return the torch device to use."""
+    runtime_opts["run_mode"] = pypto.RunMode.NPU if run_mode == "npu" else pypto.RunMode.SIM
+    return "cpu"  # OpenPTO runs on the host in both modes
+
+
+@pypto.frontend.jit(runtime_options=runtime_opts)
+def add_kernel(a: pypto.Tensor[...], b: pypto.Tensor[...], out: pypto.Tensor[...]):
+    # `Tensor[...]`: shape taken from the caller's tensor, dtype FP32.
+    pypto.set_vec_tile_shapes(16, 64)  # one tile size per dim; 64 x 4 B is 32-byte aligned
+    out[:] = a + b
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_add(device: str = "cpu") -> None:
+    a = torch.randn(32, 128, device=device)
+    b = torch.randn(32, 128, device=device)
+    out = torch.zeros(32, 128, device=device)
+    add_kernel(a, b, out)
+    torch.testing.assert_close(out, a + b, atol=1e-3, rtol=1e-3)
+
+
+EXAMPLES = {"hello_world::test_add": test_add}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("example_id", nargs="?", default=None,
+                        help="run one example, e.g. hello_world::test_add (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the examples and exit")
+    parser.add_argument("--run_mode", choices=["npu", "sim"], default="sim",
+                        help="pypto.RunMode for the kernels (default: sim)")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(EXAMPLES))
+        return 0
+    device = device_init(args.run_mode)
+    names = list(EXAMPLES)
+    if args.example_id is not None:
+        names = [n for n in EXAMPLES if args.example_id in (n, n.split("::")[1])]
+        if not names:
+            print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
+            return 2
+    failed = []
+    for name in names:
+        try:
+            EXAMPLES[name](device)
+        except Exception:  # report every failing example, then exit non-zero
+            traceback.print_exc()
+            failed.append(name)
+            print(f"✗ {name} failed")
+        else:
+            print(f"✓ {name} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

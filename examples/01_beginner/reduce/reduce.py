@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Reductions: sum, amax, amin and mean over one dim, with and without keepdim.
+
+What this shows:
+- `pypto.sum / amax / amin / mean(x, dim=..., keepdim=...)` on a 3-D tensor, any dim (negative
+  dims count from the end);
+- `keepdim=False` drops the reduced dim, `keepdim=True` keeps it with size 1, which is what
+  you want when the result is broadcast back against the input (`x - amax(x, -1, True)`);
+- the vector TileShape has the rank of the tensor being reduced;
+- BF16 inputs are accumulated in FP32 and rounded once.
+
+Run:  python reduce.py [--run_mode sim|npu] [--list] [reduce::test_reduce_dims]
+"""
+import argparse
+import sys
+import traceback
+
+import torch
+from numpy.testing import assert_allclose
+
+import pypto
+
+
+def _peek_run_mode_from_argv() -> pypto.RunMode:
+    """Read --run_mode before the kernels below are decorated (they capture it)."""
+    mode = "sim"
+    for i, arg in enumerate(sys.argv):
+        if arg == "--run_mode" and i + 1 < len(sys.argv):
+            mode = sys.argv[i + 1]
+        elif arg.startswith("--run_mode="):
+            mode = arg.split("=", 1)[1]
+    return pypto.RunMode.NPU if mode == "npu" else pypto.RunMode.SIM
+
+
+global_run_mode = _peek_run_mode_from_argv()
+DEVICE = "cpu"  # OpenPTO has no NPU: both run modes execute on the host with exact numerics
+
+B, S, H = 8, 16, 64
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+def reduce_kernel(x: pypto.Tensor([B, S, H], pypto.DT_FP32),
+                  sum_last: pypto.Tensor([B, S], pypto.DT_FP32),
+                  max_mid: pypto.Tensor([B, 1, H], pypto.DT_FP32),
+                  min_first: pypto.Tensor([S, H], pypto.DT_FP32),
+                  mean_last: pypto.Tensor([B, S, 1], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(2, 16, 64)  # rank 3: the rank of x
+    sum_last[:] = pypto.sum(x, dim=-1)                 # [8, 16, 64] -> [8, 16]
+    max_mid[:] = pypto.amax(x, dim=1, keepdim=True)    # [8, 16, 64] -> [8, 1, 64]
+    min_first[:] = pypto.amin(x, dim=0)                # [8, 16, 64] -> [16, 64]
+    mean_last[:] = pypto.mean(x, dim=2, keepdim=True)  # [8, 16, 64] -> [8, 16, 1]
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_reduce_dims(device: str = DEVICE) -> None:
+    x = torch.randn(B, S, H, device=device)
+    sum_last = torch.zeros(B, S, device=device)
+    max_mid = torch.zeros(B, 1, H, device=device)
+    min_first = torch.zeros(S, H, device=device)
+    mean_last = torch.zeros(B, S, 1, device=device)
+    reduce_kernel(x, sum_last, max_mid, min_first, mean_last)
+    assert_allclose(sum_last.numpy(), x.sum(dim=-1).numpy(), rtol=1e-3, atol=1e-3)
+    assert_allclose(max_mid.numpy(), x.amax(dim=1, keepdim=True).numpy(), rtol=1e-3, atol=1e-3)
+    assert_allclose(min_first.numpy(), x.amin(dim=0).numpy(), rtol=1e-3, atol=1e-3)
+    assert_allclose(mean_last.numpy(), x.mean(dim=2, keepdim=True).numpy(),
+                    rtol=1e-3, atol=1e-3)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+def normalize_kernel(x: pypto.Tensor([S, H], pypto.DT_FP32),
+                     centered: pypto.Tensor([S, H], pypto.DT_FP32),
+                     var: pypto.Tensor([S, 1], pypto.DT_FP32),
+                     span: pypto.Tensor([S], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    # keepdim=True results broadcast back against x: [16, 64] - [16, 1]
+    mu = pypto.sum(x, dim=-1, keepdim=True) * (1.0 / H)
+    diff = x - mu
+    centered[:] = diff
+    var[:] = pypto.mean(diff * diff, dim=-1, keepdim=True)
+    hi, lo = pypto.amax(x, dim=-1), pypto.amin(x, dim=-1)  # [16, 64] -> [16]
+    pypto.set_vec_tile_shapes(16)  # the subtraction below works on rank-1 tensors
+    span[:] = hi - lo
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_keepdim_broadcast(device: str = DEVICE) -> None:
+    x = torch.randn(S, H, device=device)
+    centered = torch.zeros(S, H, device=device)
+    var = torch.zeros(S, 1, device=device)
+    span = torch.zeros(S, device=device)
+    normalize_kernel(x, centered, var, span)
+    golden_centered = x - x.mean(dim=-1, keepdim=True)
+    assert_allclose(centered.numpy(), golden_centered.numpy(), rtol=1e-3, atol=1e-3)
+    assert_allclose(var.numpy(), x.var(dim=-1, keepdim=True, unbiased=False).numpy(),
+                    rtol=1e-3, atol=1e-3)
+    assert_allclose(span.numpy(), (x.amax(dim=-1) - x.amin(dim=-1)).numpy(),
+                    rtol=1e-3, atol=1e-3)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+def bf16_sum_kernel(x: pypto.Tensor([S, 256], pypto.DT_BF16),
+                    out: pypto.Tensor([S, 1], pypto.DT_BF16)):
+    pypto.set_vec_tile_shapes(16, 256)
+    out[:] = pypto.sum(x, dim=-1, keepdim=True)
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_bf16_sum(device: str = DEVICE) -> None:
+    x = torch.rand(S, 256, device=device).to(torch.bfloat16)
+    out = torch.zeros(S, 1, dtype=torch.bfloat16, device=device)
+    bf16_sum_kernel(x, out)
+    golden = x.float().sum(dim=-1, keepdim=True).to(torch.bfloat16)  # FP32 accumulation
+    torch.testing.assert_close(out, golden, atol=1e-2, rtol=1e-2)
+
+
+EXAMPLES = {
+    "reduce::test_reduce_dims": test_reduce_dims,
+    "reduce::test_keepdim_broadcast": test_keepdim_broadcast,
+    "reduce::test_bf16_sum": test_bf16_sum,
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("example_id", nargs="?", default=None,
+                        help="run one example, e.g. reduce::test_reduce_dims (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the examples and exit")
+    parser.add_argument("--run_mode", choices=["npu", "sim"], default="sim",
+                        help="pypto.RunMode for the kernels (default: sim)")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(EXAMPLES))
+        return 0
+    names = list(EXAMPLES)
+    if args.example_id is not None:
+        names = [n for n in EXAMPLES if args.example_id in (n, n.split("::")[1])]
+        if not names:
+            print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
+            return 2
+    failed = []
+    for name in names:
+        try:
+            EXAMPLES[name]()
+        except Exception:  # report every failing example, then exit non-zero
+            traceback.print_exc()
+            failed.append(name)
+            print(f"✗ {name} failed")
+        else:
+            print(f"✓ {name} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

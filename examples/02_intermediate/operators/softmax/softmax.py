@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Softmax over the last dim, with a dynamic batch dim: the canonical PyPTO operator example.
+
+What this shows:
+- a kernel whose first dim is `pypto.DYNAMIC`: inside the kernel `x.shape[0]` is a symbolic
+  scalar, and `pypto.loop(x.shape[0], name="LOOP_B", idx_name="i")` iterates over it at run
+  time. Each call with a different batch size reuses the one compiled kernel;
+- `x[i:i + 1, ...]` takes one batch row (the slice size `i + 1 - i` simplifies to the int 1),
+  and `y[i:, ...] = row` writes it back at offset i;
+- the softmax itself is a plain Python helper (`softmax_core`) that composes pypto ops; it is
+  not a kernel, it just runs while the kernel is traced;
+- the vector TileShape (1, 4, 1, 64) has the rank of the [B, 32, 1, 256] tensors;
+- a BF16 variant that casts to FP32, computes, and casts back; and `pypto.softmax`, the
+  built-in operator, which does the same internally.
+
+Run:  python softmax.py [--run_mode sim|npu] [--list] [softmax::test_softmax]
+"""
+import argparse
+import sys
+import traceback
+
+import torch
+from numpy.testing import assert_allclose
+
+import pypto
+
+
+def _peek_run_mode_from_argv() -> pypto.RunMode:
+    """Read --run_mode before the kernels below are decorated (they capture it)."""
+    mode = "sim"
+    for i, arg in enumerate(sys.argv):
+        if arg == "--run_mode" and i + 1 < len(sys.argv):
+            mode = sys.argv[i + 1]
+        elif arg.startswith("--run_mode="):
+            mode = arg.split("=", 1)[1]
+    return pypto.RunMode.NPU if mode == "npu" else pypto.RunMode.SIM
+
+
+global_run_mode = _peek_run_mode_from_argv()
+DEVICE = "cpu"  # OpenPTO has no NPU: both run modes execute on the host with exact numerics
+
+SHAPE = (32, 32, 1, 256)  # [B, N, 1, D]; B is dynamic in the kernels below
+
+
+def softmax_core(x: pypto.Tensor) -> pypto.Tensor:
+    """Numerically stable softmax over the last dim, as a composition of pypto ops."""
+    row_max = pypto.amax(x, dim=-1, keepdim=True)
+    exp = pypto.exp(pypto.sub(x, row_max))
+    row_sum = pypto.sum(exp, dim=-1, keepdim=True)
+    return pypto.div(exp, row_sum)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
+                   y: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 4, 1, 64)
+    for i in pypto.loop(x.shape[0], name="LOOP_B", idx_name="i"):
+        row = x[i:i + 1, ...]               # [1, 32, 1, 256]
+        y[i:, ...] = softmax_core(row)
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_softmax(device: str = DEVICE) -> None:
+    for batch in (SHAPE[0], 7, 1):          # different batch sizes, one compiled kernel
+        x = torch.rand(batch, *SHAPE[1:], device=device)
+        y = torch.zeros(batch, *SHAPE[1:], device=device)
+        softmax_kernel(x, y)
+        assert_allclose(y.numpy(), torch.softmax(x, dim=-1).numpy(), rtol=1e-3, atol=1e-3)
+    assert softmax_kernel.compile_count == 1
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+def softmax_bf16_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_BF16),
+                        y: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_BF16)):
+    pypto.set_vec_tile_shapes(1, 4, 1, 64)  # 64 x 2 B: 32-byte aligned for BF16 as well
+    for i in pypto.loop(x.shape[0], name="LOOP_B", idx_name="i"):
+        row = pypto.cast(x[i:i + 1, ...], pypto.DT_FP32)
+        y[i:, ...] = pypto.cast(softmax_core(row), pypto.DT_BF16)
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_softmax_bf16(device: str = DEVICE) -> None:
+    x = torch.randn(*SHAPE, device=device).to(torch.bfloat16)
+    y = torch.zeros(*SHAPE, dtype=torch.bfloat16, device=device)
+    softmax_bf16_kernel(x, y)
+    golden = torch.softmax(x.float(), dim=-1).to(torch.bfloat16)
+    torch.testing.assert_close(y, golden, atol=1e-2, rtol=1e-2)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+def builtin_softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
+                           y: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16)):
+    pypto.set_vec_tile_shapes(8, 256)
+    n = x.shape[0]
+    for i in pypto.loop(0, n, 8, name="LOOP_ROWS", idx_name="i"):
+        rows = pypto.view(x, [8, 256], [i, 0], valid_shape=[(n - i).min(8), 256])
+        y[i:, :] = pypto.softmax(rows, dim=-1)   # FP32 inside, BF16 out
+
+
+@pypto.options(pass_options={"enable_slice": True})
+def test_builtin_softmax(device: str = DEVICE) -> None:
+    x = (torch.randn(29, 256, device=device) * 3).to(torch.bfloat16)  # 3 full blocks + tail
+    y = torch.zeros(29, 256, dtype=torch.bfloat16, device=device)
+    builtin_softmax_kernel(x, y)
+    golden = torch.softmax(x.float(), dim=-1).to(torch.bfloat16)
+    torch.testing.assert_close(y, golden, atol=1e-2, rtol=1e-2)
+
+
+EXAMPLES = {
+    "softmax::test_softmax": test_softmax,
+    "softmax::test_softmax_bf16": test_softmax_bf16,
+    "softmax::test_builtin_softmax": test_builtin_softmax,
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("example_id", nargs="?", default=None,
+                        help="run one example, e.g. softmax::test_softmax (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the examples and exit")
+    parser.add_argument("--run_mode", choices=["npu", "sim"], default="sim",
+                        help="pypto.RunMode for the kernels (default: sim)")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(EXAMPLES))
+        return 0
+    names = list(EXAMPLES)
+    if args.example_id is not None:
+        names = [n for n in EXAMPLES if args.example_id in (n, n.split("::")[1])]
+        if not names:
+            print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
+            return 2
+    failed = []
+    for name in names:
+        try:
+            EXAMPLES[name]()
+        except Exception:  # report every failing example, then exit non-zero
+            traceback.print_exc()
+            failed.append(name)
+            print(f"✗ {name} failed")
+        else:
+            print(f"✓ {name} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
