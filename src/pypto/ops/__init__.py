@@ -75,6 +75,7 @@ def _install() -> None:
     Tensor.__matmul__ = _tensor_matmul
     Tensor.__getitem__ = _shape.getitem
     Tensor.__setitem__ = _shape.setitem
+    Tensor.where = lambda s, condition, other: ew.where(condition, s, other)  # torch order
     Tensor.move = lambda s, other: _shape.move(s, other)
     Tensor.assemble = lambda s, src, offsets: _shape.assemble(src, offsets, s)
     Tensor.fill_ = _fill

@@ -44,14 +44,39 @@ REGISTRY: dict[str, OpDef] = {}
 
 
 def register(opcode: str, *, core: str = VECTOR, writes: bool = False,
-             full_inputs: bool = False, widen: bool = True) -> Callable:
-    """Register the numpy semantics of `opcode`."""
+             full_inputs: bool = False, widen: bool = True, crop: bool = False) -> Callable:
+    """Register the numpy semantics of `opcode`.
+
+    `crop=True` (elementwise ops with broadcasting) first cuts every input to the output's valid
+    extent, dims aligned from the right: operands of one shape may carry different valid
+    extents, and the result is computed on the smallest (extent-1 broadcast dims stay 1)."""
     def deco(fn: Callable) -> Callable:
         if opcode in REGISTRY:
             raise RuntimeError(f"opcode {opcode} registered twice")
-        REGISTRY[opcode] = OpDef(opcode, fn, core, writes, full_inputs, widen)
+        compute = _cropping(fn) if crop else fn
+        REGISTRY[opcode] = OpDef(opcode, compute, core, writes, full_inputs, widen)
         return fn
     return deco
+
+
+def crop_inputs(xs: Sequence[Any], valid: Sequence[int]) -> list[Any]:
+    """Cut each array to `valid` (aligned from the right), leaving broadcast (extent-1) dims."""
+    out = []
+    for x in xs:
+        if not isinstance(x, np.ndarray) or x.ndim == 0:
+            out.append(x)
+            continue
+        tail = valid[len(valid) - x.ndim:] if x.ndim <= len(valid) else valid
+        key = tuple(slice(0, v) if n != 1 else slice(None) for n, v in zip(x.shape, tail))
+        out.append(x[key] if any(n != 1 and n > v for n, v in zip(x.shape, tail)) else x)
+    return out
+
+
+def _cropping(fn: Callable) -> Callable:
+    def compute(xs: list, at: dict) -> Any:
+        return fn(crop_inputs(xs, at["_out_valid"]), at)
+    compute.__name__ = getattr(fn, "__name__", "compute")
+    return compute
 
 
 # --------------------------------------------------------------------------------------------
@@ -60,7 +85,10 @@ def register(opcode: str, *, core: str = VECTOR, writes: bool = False,
 def value_of(t: Any, op: str, what: str = "input") -> TensorValue:
     if isinstance(t, Tensor):
         return t.value
-    raise PyptoTypeError(f"{op}: {what} must be a pypto.Tensor, got {type(t).__name__}")
+    kind = type(t)
+    name = kind.__name__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+    raise PyptoTypeError(f"{op}: {what} must be a pypto.Tensor, got {name}")
 
 
 def norm_dim(dim: Any, rank: int, op: str) -> int:
@@ -177,18 +205,20 @@ OutSpec = tuple[tuple[Expr, ...], DataType, tuple[Expr, ...]]
 
 def emit(opcode: str, inputs: Sequence[TensorValue], outs: Sequence[OutSpec],
          attrs: dict[str, Any] | None = None, *, tile_rank: int | None = None,
-         name: str = "") -> list[Tensor]:
-    """Record `opcode` in the current block and return the new result tensors."""
-    tracer = require_tracer(opcode.lower())
+         name: str = "", op: str | None = None) -> list[Tensor]:
+    """Record `opcode` in the current block and return the new result tensors. `op` is the
+    public op name used in error messages (default: the opcode in lower case)."""
+    op = op or opcode.lower()
+    tracer = require_tracer(op)
     opdef = REGISTRY[opcode]
     loc = user_location()
     in_vals = tuple(inputs)
     if opdef.core == VECTOR:
         rank = tile_rank if tile_rank is not None else (
             in_vals[0].rank if in_vals else len(outs[0][0]))
-        check_vec_tile(opcode.lower(), rank, _primary_dtype(in_vals, [o[1] for o in outs]))
+        check_vec_tile(op, rank, _primary_dtype(in_vals, [o[1] for o in outs]))
     elif opdef.core == CUBE:
-        check_cube_tile(opcode.lower())
+        check_cube_tile(op)
     op_id = tracer.next_id()
     results = tuple(tracer.new_value(shape, dtype, valid, name=name, producer=op_id)
                     for shape, dtype, valid in outs)
@@ -202,14 +232,16 @@ def emit1(opcode: str, inputs: Sequence[TensorValue], shape: tuple[Expr, ...], d
 
 
 def emit_write(opcode: str, dst: TensorValue, inputs: Sequence[TensorValue],
-               attrs: dict[str, Any] | None = None, *, tile_rank: int | None = None) -> None:
+               attrs: dict[str, Any] | None = None, *, tile_rank: int | None = None,
+               op: str | None = None) -> None:
     """Record a write into `dst`'s storage (assemble, move, scatter_)."""
-    tracer = require_tracer(opcode.lower())
+    op = op or opcode.lower()
+    tracer = require_tracer(op)
     opdef = REGISTRY[opcode]
     loc = user_location()
     if opdef.core == VECTOR:
         rank = tile_rank if tile_rank is not None else dst.rank
-        check_vec_tile(opcode.lower(), rank, dst.dtype)
+        check_vec_tile(op, rank, dst.dtype)
     tracer.record(opcode, tuple(inputs), (dst,), dict(attrs or {}), loc)
 
 

@@ -25,8 +25,10 @@ def full(size: Any, fill_value: Any, dtype: DataType, *, valid_shape: Any = None
     SymbolicScalar read at run time)."""
     check_supported(dtype, "full dtype")
     dims = shape_exprs(size, "full", "size")
-    if not 1 <= len(dims) <= 5:
-        raise PyptoValueError(f"full: size must have rank 1 to 5, got {len(dims)}")
+    if not 1 <= len(dims) <= 4:
+        raise PyptoValueError(f"full: size must have rank 1 to 4, got {len(dims)}")
+    if any(isinstance(d, Const) and d.value <= 0 for d in dims):
+        raise PyptoValueError(f"full: size dims must be > 0, got {[repr(d) for d in dims]}")
     if isinstance(fill_value, Element):
         fill_value = fill_value.value
     if isinstance(fill_value, SymbolicScalar):
@@ -38,6 +40,8 @@ def full(size: Any, fill_value: Any, dtype: DataType, *, valid_shape: Any = None
     if isinstance(fill_value, float) and not is_float(dtype) and not math.isfinite(fill_value):
         raise PyptoValueError(f"full: {fill_value} cannot be stored in {dtype.name}")
     valid = shape_exprs(valid_shape, "full", "valid_shape") if valid_shape is not None else dims
+    if len(valid) != len(dims):
+        raise PyptoValueError(f"full: valid_shape needs {len(dims)} entries, got {len(valid)}")
     return emit1("FULL", [], dims, dtype, valid, {"value": fill_value, "dtype": dtype},
                  tile_rank=len(dims))
 
@@ -80,5 +84,6 @@ def arange(*args: Any, dtype: DataType | None = None) -> Tensor:
     if dtype is None:
         dtype = DataType.DT_INT32 if all(isinstance(x, int) for x in (start, end, step)) \
             else DataType.DT_FP32
+    check_supported(dtype, "arange dtype")
     return emit1("ARANGE", [], (Const(n),), dtype, (Const(n),),
                  {"start": start, "step": step, "dtype": dtype}, tile_rank=1)

@@ -1,8 +1,10 @@
 """Elementwise ops: arithmetic, math, comparisons, selection, activations.
 
-Shape: numpy broadcasting with ranks aligned from the right. Dtype: two tensor operands must
-have the same dtype; a Python int scalar takes the tensor's dtype, a float scalar needs a float
-tensor; comparisons give DT_BOOL. BF16/FP16 inputs are computed in FP32 and rounded once.
+Shape: numpy broadcasting with ranks aligned from the right; operands of one shape may carry
+different valid extents, and the result is computed on (and valid over) the smallest. Dtype: two
+tensor operands must have the same dtype; a Python scalar becomes an Element of the tensor's
+dtype (rounded to it; a float scalar needs a float tensor, an int one must fit an int tensor);
+comparisons give DT_BOOL. BF16/FP16 inputs are computed in FP32 and rounded once.
 """
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pypto.dtypes import DataType, check_supported, is_float, is_int
+from pypto.dtypes import DataType, check_supported, is_float, is_int, to_numpy
 from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
-from pypto.ops.core import (broadcast_shapes, broadcast_valid, emit1, register,
+from pypto.ops.core import (broadcast_shapes, broadcast_valid, crop_inputs, emit1, register,
                             scalar_dtype_check, value_of)
-from pypto.symbolic import Expr, SymbolicScalar
+from pypto.symbolic import Const, Expr, SymbolicScalar
 
 
 class Element:
@@ -41,7 +43,8 @@ Scalar = int | float | Element | SymbolicScalar
 
 
 def _scalar(op: str, t: TensorValue, s: Any) -> int | float | Expr:
-    """Canonical scalar attribute: a number, or an Expr for a runtime SymbolicScalar."""
+    """Canonical scalar attribute: a number, or an Expr for a runtime SymbolicScalar. The
+    compute rounds it to the tensor's dtype (a Python scalar is an Element of that dtype)."""
     if isinstance(s, Element):
         if s.dtype != t.dtype:
             raise PyptoTypeError(f"{op}: Element of {s.dtype.name} does not match the "
@@ -49,22 +52,38 @@ def _scalar(op: str, t: TensorValue, s: Any) -> int | float | Expr:
         return s.value
     if isinstance(s, SymbolicScalar):
         return s.expr
+    if isinstance(s, np.generic) and isinstance(s.item(), (int, float)):
+        s = s.item()
     if isinstance(s, bool) or not isinstance(s, (int, float)):
         raise PyptoTypeError(f"{op}: operand must be a Tensor, int, float or Element, "
                              f"got {type(s).__name__}")
     scalar_dtype_check(op, t, s)
+    if isinstance(s, int) and is_int(t.dtype):
+        info = np.iinfo(to_numpy(t.dtype))
+        if not info.min <= s <= info.max:
+            raise PyptoValueError(f"{op}: the scalar {s} does not fit in {t.dtype.name} "
+                                  f"[{info.min}, {info.max}]")
     return s
+
+
+def _as_element(s: Any, dtype: DataType, compute: np.dtype) -> Any:
+    """A numeric scalar rounded to the tensor's dtype, then held in the compute dtype."""
+    if not isinstance(s, (int, float)):
+        return s
+    with np.errstate(over="ignore"):
+        return np.asarray(s).astype(to_numpy(dtype)).astype(compute)
 
 
 def _binary(op: str, opcode: str, a: Any, b: Any, *, bool_out: bool = False,
             attrs: dict | None = None) -> Tensor:
-    """Record a binary op with at least one tensor operand."""
+    """Record a binary op with at least one tensor operand. A scalar operand becomes the
+    `scalar` attribute of the `<OPCODE>S` form (`reverse=True` when it is the left operand)."""
     if not isinstance(a, Tensor) and isinstance(b, Tensor):
         va = value_of(b, op)
         out_dtype = DataType.DT_BOOL if bool_out else va.dtype
-        extra = dict(attrs or {}, scalar=_scalar(op, va, a), reverse=True)
-        return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra)
-    va = value_of(a, op)
+        extra = dict(attrs or {}, scalar=_scalar(op, va, a), reverse=True, dtype=va.dtype)
+        return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra, op=op)
+    va = value_of(a, op, "input")
     if isinstance(b, Tensor):
         vb = b.value
         if va.dtype != vb.dtype:
@@ -73,21 +92,29 @@ def _binary(op: str, opcode: str, a: Any, b: Any, *, bool_out: bool = False,
         shape = broadcast_shapes(op, va.shape, vb.shape)
         out_dtype = DataType.DT_BOOL if bool_out else va.dtype
         return emit1(opcode, [va, vb], shape, out_dtype, broadcast_valid([va, vb], shape),
-                     attrs, tile_rank=len(shape))
+                     attrs, tile_rank=len(shape), op=op)
     out_dtype = DataType.DT_BOOL if bool_out else va.dtype
-    extra = dict(attrs or {}, scalar=_scalar(op, va, b), reverse=False)
-    return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra)
+    extra = dict(attrs or {}, scalar=_scalar(op, va, b), reverse=False, dtype=va.dtype)
+    return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra, op=op)
 
 
 def _register_binary(opcode: str, fn: Callable[[Any, Any], Any], widen: bool = True) -> None:
-    register(opcode, widen=widen)(lambda xs, at: fn(xs[0], xs[1]))
+    """Register `opcode` (tensor op tensor) and `opcode`S (tensor op scalar / scalar op tensor).
+    An `alpha` attribute (add/sub) scales the right-hand operand in the same rounding step."""
+    def tensor_form(xs: list, at: dict) -> Any:
+        x, y = xs
+        alpha = at.get("alpha", 1)
+        return fn(x, y if alpha == 1 else y * np.asarray(alpha, y.dtype))
 
     def scalar_form(xs: list, at: dict) -> Any:
-        s = at["scalar"]
-        x = xs[0]
-        s_arr = np.asarray(s, dtype=x.dtype) if isinstance(s, (int, float)) else s
-        return fn(s_arr, x) if at["reverse"] else fn(x, s_arr)
+        s, x = at["scalar"], xs[0]
+        alpha = at.get("alpha", 1)
+        s_arr = _as_element(s, at["dtype"], x.dtype)
+        if at["reverse"]:
+            return fn(s_arr, x if alpha == 1 else x * np.asarray(alpha, x.dtype))
+        return fn(x, s_arr if alpha == 1 else s_arr * np.asarray(alpha, x.dtype))
 
+    register(opcode, widen=widen, crop=True)(tensor_form)
     register(opcode + "S", widen=widen)(scalar_form)
 
 
@@ -122,24 +149,24 @@ for _code, _fn in _BINARY.items():
     _register_binary(_code, _fn)
 
 
-def _alpha_scaled(op: str, other: Any, alpha: Any) -> Any:
-    if alpha == 1:
-        return other
-    if isinstance(other, Tensor):
-        return mul(other, alpha)
-    if isinstance(other, (int, float)):
-        return other * alpha
-    raise PyptoTypeError(f"{op}: alpha needs a tensor or number operand")
+def _alpha(op: str, alpha: Any, *operands: Any) -> dict:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise PyptoTypeError(f"{op}: alpha must be an int or float, got {alpha!r}")
+    for t in operands:
+        if isinstance(t, Tensor) and isinstance(alpha, float) and not is_float(t.dtype):
+            raise PyptoTypeError(f"{op}: a float alpha ({alpha}) cannot scale a "
+                                 f"{t.dtype.name} tensor")
+    return {} if alpha == 1 else {"alpha": alpha}
 
 
 def add(input: Any, other: Any, *, alpha: int | float = 1) -> Tensor:
-    """input + alpha * other, with broadcasting."""
-    return _binary("add", "ADD", input, _alpha_scaled("add", other, alpha))
+    """input + alpha * other, with broadcasting, rounded once (`alpha` is the 0.2.0 keyword)."""
+    return _binary("add", "ADD", input, other, attrs=_alpha("add", alpha, input, other))
 
 
 def sub(input: Any, other: Any, *, alpha: int | float = 1) -> Tensor:
-    """input - alpha * other, with broadcasting."""
-    return _binary("sub", "SUB", input, _alpha_scaled("sub", other, alpha))
+    """input - alpha * other, with broadcasting, rounded once (`alpha` is the 0.2.0 keyword)."""
+    return _binary("sub", "SUB", input, other, attrs=_alpha("sub", alpha, input, other))
 
 
 def mul(input: Any, other: Any) -> Tensor:
@@ -152,6 +179,12 @@ def div(input: Any, other: Any, precision_type: Any = None) -> Tensor:
 
 
 def pow(input: Any, other: Any, precision_type: Any = None) -> Tensor:
+    """input ** other (elementwise, with broadcasting)."""
+    base = input if isinstance(input, Tensor) else other
+    if isinstance(base, Tensor) and is_int(base.dtype) and isinstance(other, int) \
+            and not isinstance(other, bool) and other < 0:
+        raise PyptoValueError(f"pow: an integer tensor cannot be raised to the negative power "
+                              f"{other}; cast it to a float type first")
     return _binary("pow", "POW", input, other)
 
 
@@ -273,6 +306,12 @@ def _rsqrt(x: Any) -> Any:
     return 1.0 / np.sqrt(x)
 
 
+def _sign(x: Any) -> Any:
+    """torch.sign: -1, 0 or 1, and 0 for NaN."""
+    out = np.sign(x)
+    return np.where(np.isnan(out), 0, out) if out.dtype.kind == "f" else out
+
+
 def _sigmoid(x: Any) -> Any:
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -284,7 +323,7 @@ _UNARY: dict[str, tuple[Callable, str]] = {
     "LOG1P": (np.log1p, "float"), "LOG2": (np.log2, "float"), "LOG10": (np.log10, "float"),
     "SQRT": (np.sqrt, "float"), "RSQRT": (_rsqrt, "float"),
     "RECIPROCAL": (np.reciprocal, "float"), "CEIL": (np.ceil, "same"),
-    "FLOOR": (np.floor, "same"), "TRUNC": (np.trunc, "same"), "SIGN": (np.sign, "same"),
+    "FLOOR": (np.floor, "same"), "TRUNC": (np.trunc, "same"), "SIGN": (_sign, "same"),
     "SIGNBIT": (np.signbit, "bool"), "RELU": (lambda x: np.maximum(x, 0), "same"),
     "SIGMOID": (_sigmoid, "float"), "TANH": (np.tanh, "float"),
     "ERF": (_via_f64(_erf), "float"), "ERFC": (_via_f64(_erfc), "float"),
@@ -315,7 +354,7 @@ def _unary(op: str, opcode: str, input: Any) -> Tensor:
         raise PyptoTypeError(f"{op} needs a floating-point tensor, got {v.dtype.name}; "
                              f"cast it first")
     out = DataType.DT_BOOL if kind == "bool" else v.dtype
-    return emit1(opcode, [v], v.shape, out, v.valid_shape)
+    return emit1(opcode, [v], v.shape, out, v.valid_shape, op=op)
 
 
 def _make_unary(op: str, opcode: str) -> Callable[..., Tensor]:
@@ -377,7 +416,8 @@ def round(input: Any, decimals: int = 0) -> Tensor:
     v = value_of(input, "round")
     if isinstance(decimals, bool) or not isinstance(decimals, int):
         raise PyptoTypeError(f"round: decimals must be an int, got {decimals!r}")
-    return emit1("ROUND", [v], v.shape, v.dtype, v.valid_shape, {"decimals": decimals})
+    return emit1("ROUND", [v], v.shape, v.dtype, v.valid_shape, {"decimals": decimals},
+                 op="round")
 
 
 @register("LRELU")
@@ -387,22 +427,40 @@ def _lrelu_compute(xs: list, at: dict) -> Any:
 
 
 def lrelu(input: Any, negative_slope: float = 0.01) -> Tensor:
+    """x where x >= 0, else negative_slope * x."""
     v = value_of(input, "lrelu")
-    return emit1("LRELU", [v], v.shape, v.dtype, v.valid_shape, {"slope": negative_slope})
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)):
+        raise PyptoTypeError(f"lrelu: negative_slope must be a number, got {negative_slope!r}")
+    return emit1("LRELU", [v], v.shape, v.dtype, v.valid_shape, {"slope": negative_slope},
+                 op="lrelu")
 
 
 @register("PRELU")
 def _prelu_compute(xs: list, at: dict) -> Any:
-    x, w = xs
-    return np.where(x >= 0, x, x * w)
+    if not at["channel"]:
+        x, w = crop_inputs(xs, at["_out_valid"])
+        return np.where(x >= 0, x, x * w)
+    x, w = xs  # a 1-D weight: one slope per channel of dim 1 (x is the output's valid region)
+    w = w if w.shape[0] == 1 else w[:x.shape[1]]
+    return np.where(x >= 0, x, x * w.reshape((1, w.shape[0]) + (1,) * (x.ndim - 2)))
 
 
 def prelu(input: Any, weight: Any) -> Tensor:
+    """x where x >= 0, else weight * x. As in torch, a 1-D weight holds one slope per channel
+    (dim 1 of the input) or a single shared slope; a weight of the input's rank broadcasts."""
     v, w = value_of(input, "prelu"), value_of(weight, "prelu", "weight")
     if v.dtype != w.dtype:
         raise PyptoTypeError(f"prelu: weight dtype {w.dtype.name} != input {v.dtype.name}")
+    channel = w.rank == 1 and v.rank >= 2
+    if channel:
+        if w.shape[0] != Const(1) and w.shape[0] != v.shape[1]:
+            raise PyptoValueError(f"prelu: a 1-D weight needs 1 or {v.shape[1]!r} (dim 1 of the "
+                                  f"input) slopes, got {w.shape[0]!r}")
+        return emit1("PRELU", [v, w], v.shape, v.dtype, v.valid_shape, {"channel": True},
+                     op="prelu")
     shape = broadcast_shapes("prelu", v.shape, w.shape)
-    return emit1("PRELU", [v, w], shape, v.dtype, broadcast_valid([v, w], shape))
+    return emit1("PRELU", [v, w], shape, v.dtype, broadcast_valid([v, w], shape),
+                 {"channel": False}, tile_rank=len(shape), op="prelu")
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,12 +476,12 @@ def _operand_value(op: str, x: Any, like: DataType | None) -> tuple[TensorValue 
     return None, Element(DataType.DT_FP32, float(x))
 
 
-@register("WHERE", full_inputs=False)
+@register("WHERE", crop=True)
 def _where_compute(xs: list, at: dict) -> Any:
     it = iter(xs)
     cond = next(it)
-    a = next(it) if at["a"] is None else np.asarray(at["a"], np.float32)
-    b = next(it) if at["b"] is None else np.asarray(at["b"], np.float32)
+    a = next(it) if at["a"] is None else np.asarray(at["a"])  # exact; rounded once on store
+    b = next(it) if at["b"] is None else np.asarray(at["b"])
     return np.where(cond, a, b)
 
 
@@ -450,19 +508,19 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     shape = broadcast_shapes("where", *(v.shape for v in vals))
     attrs = {"a": None if ea is None else ea.value, "b": None if eb is None else eb.value}
     return emit1("WHERE", vals, shape, out_dtype, broadcast_valid(vals, shape), attrs,
-                 tile_rank=len(shape))
+                 tile_rank=len(shape), op="where")
 
 
-@register("CLIP")
+@register("CLIP", crop=True)
 def _clip_compute(xs: list, at: dict) -> Any:
     x = xs[0]
     rest = iter(xs[1:])
     lo = next(rest) if at["lo_tensor"] else at["lo"]
     hi = next(rest) if at["hi_tensor"] else at["hi"]
     if lo is not None:
-        x = np.maximum(x, np.asarray(lo, x.dtype))
+        x = np.maximum(x, _as_element(lo, at["dtype"], x.dtype))
     if hi is not None:
-        x = np.minimum(x, np.asarray(hi, x.dtype))
+        x = np.minimum(x, _as_element(hi, at["dtype"], x.dtype))
     return x
 
 
@@ -475,7 +533,8 @@ def clip(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if len(kinds) > 1:
         raise PyptoTypeError("clip: min and max must both be tensors or both be scalars")
     attrs: dict[str, Any] = {"lo_tensor": isinstance(min, Tensor),
-                             "hi_tensor": isinstance(max, Tensor), "lo": None, "hi": None}
+                             "hi_tensor": isinstance(max, Tensor), "lo": None, "hi": None,
+                             "dtype": v.dtype}
     vals = [v]
     for key, b in (("lo", min), ("hi", max)):
         if isinstance(b, Tensor):
@@ -486,7 +545,7 @@ def clip(input: Any, min: Any = None, max: Any = None) -> Tensor:
             attrs[key] = _scalar("clip", v, b)
     shape = broadcast_shapes("clip", *(x.shape for x in vals))
     return emit1("CLIP", vals, shape, v.dtype, broadcast_valid(vals, shape), attrs,
-                 tile_rank=len(shape))
+                 tile_rank=len(shape), op="clip")
 
 
 def expand_exp_dif(input: Any, other: Any) -> Tensor:

@@ -91,6 +91,9 @@ def matmul(input: Any, mat2: Any, out_dtype: DataType | None = None, *, a_trans:
                    (y if a.shape[i] == Const(1) else x)
                    for i, (x, y) in enumerate(zip(a.valid_shape[:-2], b.valid_shape[:-2])))
     valid = bvalid + (a.valid_shape[m_i], b.valid_shape[n_i])
+    if extend_params is not None and not isinstance(extend_params, dict):
+        raise PyptoTypeError(f"matmul: extend_params must be a dict, got "
+                             f"{type(extend_params).__name__}")
     params = dict(extend_params or {})
     unknown = set(params) - {"bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode"}
     if unknown:

@@ -47,7 +47,8 @@ def _reduce(op: str, opcode: str, input: Any, dim: Any, keepdim: bool,
     if not shape:
         shape, valid = (Const(1),), (Const(1),)
     attrs = {"dims": dims, "keepdim": keepdim, **(extra or {})}
-    return emit1(opcode, [v], shape, out_dtype or v.dtype, valid, attrs, tile_rank=v.rank)
+    return emit1(opcode, [v], shape, out_dtype or v.dtype, valid, attrs, tile_rank=v.rank,
+                 op=op)
 
 
 def _fit(result: np.ndarray, at: dict) -> np.ndarray:
@@ -120,6 +121,8 @@ def var(input: Any, dim: Any = None, *, correction: int = 1, keepdim: bool = Fal
     v = value_of(input, "var")
     if not is_float(v.dtype):
         raise PyptoTypeError(f"var needs a floating-point tensor, got {v.dtype.name}")
+    if isinstance(correction, bool) or not isinstance(correction, int) or correction < 0:
+        raise PyptoTypeError(f"var: correction must be a non-negative int, got {correction!r}")
     return _reduce("var", "REDUCE_VAR", input, dim, keepdim, extra={"correction": correction})
 
 
@@ -169,6 +172,7 @@ def softmax(input: Any, dim: int = -1) -> Tensor:
     v = value_of(input, "softmax")
     if not is_float(v.dtype):
         raise PyptoTypeError(f"softmax needs a floating-point tensor, got {v.dtype.name}")
+    norm_dim(dim, v.rank, "softmax")
     x = input if v.dtype is DataType.DT_FP32 else cast(input, DataType.DT_FP32)
     e = exp(sub(x, amax(x, dim, keepdim=True)))
     out = div(e, sum(e, dim, keepdim=True))
@@ -179,11 +183,27 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * gamma over the last dim, computed in FP32."""
     from pypto.ops.cast import cast
     from pypto.ops.elementwise import add, div, mul, sqrt
+    from pypto.ops.shape import _internal_reshape
     v = value_of(input, "rms_norm")
+    if not is_float(v.dtype):
+        raise PyptoTypeError(f"rms_norm needs a floating-point tensor, got {v.dtype.name}")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+        raise PyptoTypeError(f"rms_norm: epsilon must be a number, got {epsilon!r}")
+    g = None
+    if gamma is not None:
+        gv = value_of(gamma, "rms_norm", "gamma")
+        if gv.dtype != v.dtype:
+            raise PyptoTypeError(f"rms_norm: gamma dtype {gv.dtype.name} != input dtype "
+                                 f"{v.dtype.name}")
+        if gv.rank > v.rank:
+            raise PyptoValueError(f"rms_norm: gamma has rank {gv.rank} > input rank {v.rank}")
+        g = gamma
+        if gv.rank < v.rank:  # align gamma's rank so its cast runs under the input's tile
+            ones = (Const(1),) * (v.rank - gv.rank)
+            g = _internal_reshape(gv, ones + gv.shape, ones + gv.valid_shape)
     x = input if v.dtype is DataType.DT_FP32 else cast(input, DataType.DT_FP32)
     ms = mean(mul(x, x), -1, keepdim=True)
     out = div(x, sqrt(add(ms, float(epsilon))))
-    if gamma is not None:
-        g = gamma if gamma.dtype is DataType.DT_FP32 else cast(gamma, DataType.DT_FP32)
-        out = mul(out, g)
+    if g is not None:
+        out = mul(out, g if g.dtype is DataType.DT_FP32 else cast(g, DataType.DT_FP32))
     return out if v.dtype is DataType.DT_FP32 else cast(out, v.dtype)

@@ -62,7 +62,8 @@ def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any
     if len(sizes) != v.rank or len(offs) != v.rank:
         raise PyptoValueError(f"view: shape {list(sizes)} and offsets need {v.rank} entries "
                               f"(the parent's rank)")
-    _check_window("view", v, offs, sizes)
+    # A window may reach past the parent's edge (a tail): only its valid part is read.
+    _check_window("view", v, offs, [0] * len(sizes))
     if valid_shape is not None:
         valid = shape_exprs(valid_shape, "view", "valid_shape")
         if len(valid) != v.rank:
@@ -130,7 +131,8 @@ def assemble(src: Any, offsets: Any = None, dst: Any = None, parallel: bool = Fa
                               f"{len(offs)} offsets must all match")
     if s.dtype != d.dtype:
         raise PyptoTypeError(f"assemble: src dtype {s.dtype.name} != dst dtype {d.dtype.name}")
-    sizes = [x.value if isinstance(x, Const) else 0 for x in s.shape]
+    # The written extent is src's valid region; a symbolic one is checked when the op runs.
+    sizes = [x.value if isinstance(x, Const) else 0 for x in s.valid_shape]
     _check_window("assemble", d, offs, sizes)
     emit_write("ASSEMBLE", d, [s], {"offsets": offs, "parallel": bool(parallel)})
     return None
@@ -198,8 +200,19 @@ def reshape(input: Any, shape: Any, *, valid_shape: Any = None, inplace: bool = 
         raise PyptoValueError(f"reshape: cannot reshape {v.static_shape()} ({total} elements) "
                               f"into {static_new}")
     new_shape = tuple(dims)
-    valid = shape_exprs(valid_shape, "reshape", "valid_shape") if valid_shape is not None \
-        else new_shape
+    if valid_shape is not None:
+        valid = shape_exprs(valid_shape, "reshape", "valid_shape")
+        if len(valid) != len(new_shape):
+            raise PyptoValueError(f"reshape: valid_shape needs {len(new_shape)} entries, got "
+                                  f"{len(valid)}")
+    else:
+        inferred = _reshape_valid(v.shape, v.valid_shape, new_shape)
+        if inferred is None:
+            raise PyptoValueError(
+                f"reshape: the input's valid shape {[repr(x) for x in v.valid_shape]} (shape "
+                f"{[repr(x) for x in v.shape]}) has no rectangular image in {list(new_shape)}; "
+                f"pass valid_shape=[...] explicitly")
+        valid = inferred
     if inplace:
         tracer = require_tracer("reshape")
         op_id = tracer.next_id()
@@ -210,6 +223,62 @@ def reshape(input: Any, shape: Any, *, valid_shape: Any = None, inplace: bool = 
         return Tensor._wrap(out)
     return emit1("RESHAPE", [v], new_shape, v.dtype, valid,
                  {"shape": new_shape, "inplace": False})
+
+
+def _reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list, list]] | None:
+    """Split two static shapes of equal size into runs of dims with equal products."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        gi, gj, po, pn = [], [], 1, 1
+        if i < len(old):
+            po, i = old[i], i + 1
+            gi.append(i - 1)
+        if j < len(new):
+            pn, j = new[j], j + 1
+            gj.append(j - 1)
+        while po != pn:
+            if po < pn and i < len(old):
+                po, i = po * old[i], i + 1
+                gi.append(i - 1)
+            elif pn < po and j < len(new):
+                pn, j = pn * new[j], j + 1
+                gj.append(j - 1)
+            else:
+                return None
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape_valid(old: Sequence[Expr], valid: Sequence[Expr],
+                   new: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
+    """The valid shape of a reshape: the whole new shape when the input is fully valid; else,
+    per group of dims with equal products, a partial extent on the group's outermost non-1 dim
+    (inner dims full) maps to the outermost non-1 new dim when the inner sizes divide. None
+    when the valid region has no rectangular image."""
+    if all(a == b for a, b in zip(old, valid)):
+        return new
+    if not all(isinstance(d, Const) for d in tuple(old) + new):
+        return None
+    o = [d.value for d in old]
+    n = [d.value for d in new]
+    groups = _reshape_groups(o, n)
+    if groups is None:
+        return None
+    out: list[Expr] = list(new)
+    for gi, gj in groups:
+        partial = [k for k in gi if valid[k] != old[k] and o[k] != 1]
+        if not partial:
+            continue
+        big_i = [k for k in gi if o[k] != 1]
+        big_j = [k for k in gj if n[k] != 1]
+        if partial != big_i[:1] or not big_j:
+            return None
+        inner_old = int(np.prod([o[k] for k in big_i[1:]], dtype=np.int64))
+        inner_new = int(np.prod([n[k] for k in big_j[1:]], dtype=np.int64))
+        if inner_old % inner_new:
+            return None
+        out[big_j[0]] = binary("mul", valid[partial[0]], inner_old // inner_new)
+    return tuple(out)
 
 
 def unsqueeze(input: Any, dim: int) -> Tensor:
@@ -252,13 +321,24 @@ def permute(input: Any, perm: Sequence[int]) -> Tensor:
                  tuple(v.valid_shape[i] for i in p), {"perm": p})
 
 
-def transpose(input: Any, dim0: int, dim1: int) -> Tensor:
-    """Swap two dims."""
+# Hardware limits of transpose (api_surface §4.6): any pair in 2-D/3-D.
+_TRANSPOSE_PAIRS = {4: {(0, 2), (1, 3), (2, 3), (1, 2)}, 5: {(3, 4)}}
+
+
+def transpose(input: Any, dim0: int, dim1: int | None = None) -> Tensor:
+    """Swap two dims. Any pair in 2-D and 3-D; in 4-D only (0,2), (1,3), (2,3), (1,2); in 5-D
+    only (3,4); swapping a dim with itself is always allowed."""
     v = value_of(input, "transpose")
-    if isinstance(dim0, (list, tuple)):
-        raise PyptoTypeError("transpose(input, dim0, dim1) swaps two dims; use pypto.permute "
-                             "for a full permutation")
+    if isinstance(dim0, (list, tuple)) or dim1 is None:
+        raise PyptoTypeError(f"transpose(input, dim0, dim1) swaps two dims, got dim0={dim0!r}, "
+                             f"dim1={dim1!r}; use pypto.permute for a full permutation")
     a, b = norm_dim(dim0, v.rank, "transpose"), norm_dim(dim1, v.rank, "transpose")
+    pair = (min(a, b), max(a, b))
+    legal = _TRANSPOSE_PAIRS.get(v.rank)
+    if a != b and legal is not None and pair not in legal:
+        raise PyptoValueError(f"transpose: dims ({dim0}, {dim1}) cannot be swapped in a rank-"
+                              f"{v.rank} tensor; the supported pairs are "
+                              f"{sorted(legal)} (use pypto.permute for others)")
     perm = list(range(v.rank))
     perm[a], perm[b] = perm[b], perm[a]
     return permute(input, perm)
@@ -266,10 +346,11 @@ def transpose(input: Any, dim0: int, dim1: int) -> Tensor:
 
 @register("CONCAT", full_inputs=True, widen=False)
 def _concat_compute(xs: list, at: dict) -> np.ndarray:
-    dim = at["dim"]
-    parts = [x[tuple(slice(0, v) if d != dim else slice(None) for d, v in
-                     enumerate(at["_out_valid"]))] for x in xs]
-    return np.concatenate(parts, axis=dim)
+    dim, valid = at["dim"], at["_out_valid"]
+    parts = [x[tuple(slice(0, v) if d != dim else slice(None) for d, v in enumerate(valid))]
+             for x in xs]
+    out = np.concatenate(parts, axis=dim)
+    return out[tuple(slice(0, v) for v in valid)]
 
 
 def concat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
@@ -291,14 +372,16 @@ def concat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
     for v in vals:
         total = binary("add", total, v.shape[d])
     shape = first.shape[:d] + (total,) + first.shape[d + 1:]
+    # Each part sits at a fixed offset (the sum of the shapes before it), so along `dim` the
+    # padding of a partial part is data; the result ends at the last part's valid extent.
     valid = list(first.valid_shape)
     for v in vals[1:]:
         valid = [binary("min", a, b) for a, b in zip(valid, v.valid_shape)]
-    valid[d] = total
+    valid[d] = binary("sub", total, binary("sub", vals[-1].shape[d], vals[-1].valid_shape[d]))
     return emit1("CONCAT", vals, shape, first.dtype, tuple(valid), {"dim": d})
 
 
-@register("EXPAND", widen=False)
+@register("EXPAND", widen=False, crop=True)
 def _expand_compute(xs: list, at: dict) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(xs[0], tuple(at["_out_valid"])))
 
@@ -315,7 +398,10 @@ def expand_clone(input: Any, shape: Any, *, valid_shape: Any = None) -> Tensor:
     valid = shape_exprs(valid_shape, "expand_clone", "valid_shape") if valid_shape is not None \
         else tuple(b if a == Const(1) and b != Const(1) else vs
                    for a, b, vs in zip(v.shape, dims, v.valid_shape))
-    return emit1("EXPAND", [v], dims, v.dtype, valid, tile_rank=len(dims))
+    if len(valid) != len(dims):
+        raise PyptoValueError(f"expand_clone: valid_shape needs {len(dims)} entries, got "
+                              f"{len(valid)}")
+    return emit1("EXPAND", [v], dims, v.dtype, valid, tile_rank=len(dims), op="expand_clone")
 
 
 @register("COPY", widen=False)
@@ -325,7 +411,12 @@ def _copy_compute(xs: list, at: dict) -> np.ndarray:
 
 def clone(input: Any) -> Tensor:
     v = value_of(input, "clone")
-    return emit1("COPY", [v], v.shape, v.dtype, v.valid_shape)
+    return emit1("COPY", [v], v.shape, v.dtype, v.valid_shape, op="clone")
+
+
+def _check_fill_value(op: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PyptoTypeError(f"{op}: value must be an int or float, got {value!r}")
 
 
 @register("FILLPAD", full_inputs=True, widen=False)
@@ -342,6 +433,7 @@ def fillpad(input: Any, mode: str = "constant", value: Any = 0) -> Tensor:
     v = value_of(input, "fillpad")
     if mode != "constant":
         raise PyptoValueError(f"fillpad: only mode='constant' is supported, got {mode!r}")
+    _check_fill_value("fillpad", value)
     return emit1("FILLPAD", [v], v.shape, v.dtype, v.shape, {"value": value})
 
 
@@ -360,6 +452,10 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: Any = 0) 
     v = value_of(input, "pad")
     if mode != "constant":
         raise PyptoValueError(f"pad: only mode='constant' is supported, got {mode!r}")
+    _check_fill_value("pad", value)
+    if not isinstance(pad, (list, tuple)) or any(
+            isinstance(p, bool) or not isinstance(p, int) or p < 0 for p in pad):
+        raise PyptoTypeError(f"pad: pad must be a tuple of non-negative ints, got {pad!r}")
     if len(pad) not in (2, 4) or any(pad[i] != 0 for i in range(0, len(pad), 2)):
         raise PyptoValueError(f"pad: only right/bottom padding (0, r) or (0, r, 0, b) is "
                               f"supported, got {tuple(pad)}")
@@ -376,19 +472,20 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: Any = 0) 
 def _normalize_key(v: TensorValue, key: Any) -> list[Any]:
     items = list(key) if isinstance(key, tuple) else [key]
     if sum(1 for k in items if k is Ellipsis) > 1:
-        raise PyptoValueError("an index can contain only one '...'")
+        raise PyptoValueError("t[key]: an index can contain only one '...'")
     if Ellipsis in items:
         i = items.index(Ellipsis)
         fill = v.rank - (len(items) - 1)
         items = items[:i] + [slice(None)] * fill + items[i + 1:]
     if len(items) > v.rank:
-        raise PyptoValueError(f"too many indices ({len(items)}) for a rank-{v.rank} tensor")
+        raise PyptoValueError(f"t[key]: too many indices ({len(items)}) for a rank-{v.rank} "
+                              f"tensor")
     return items + [slice(None)] * (v.rank - len(items))
 
 
 def _norm_index(e: Any, dim: Expr, what: str) -> Expr:
     if isinstance(e, (float, bool)) or not isinstance(e, (int, SymbolicScalar)):
-        raise PyptoTypeError(f"{what} must be an int or SymbolicScalar, got {e!r}")
+        raise PyptoTypeError(f"t[key]: {what} must be an int or SymbolicScalar, got {e!r}")
     x = as_expr(e)
     if isinstance(x, Const) and x.value < 0:
         x = binary("add", dim, x)
@@ -397,7 +494,7 @@ def _norm_index(e: Any, dim: Expr, what: str) -> Expr:
 
 def _slice_bounds(s: slice, dim: Expr, d: int) -> tuple[Expr, Expr]:
     if s.step not in (None, 1):
-        raise PyptoValueError(f"slice step must be 1, got {s.step} on dim {d}")
+        raise PyptoValueError(f"t[key]: slice step must be 1, got {s.step} on dim {d}")
     start = Const(0) if s.start is None else _norm_index(s.start, dim, f"slice start of dim {d}")
     stop = dim if s.stop is None else _norm_index(s.stop, dim, f"slice stop of dim {d}")
     return start, stop
@@ -416,8 +513,8 @@ def getitem(t: Tensor, key: Any) -> Any:
                     for d, (k, dim) in enumerate(zip(items, v.shape)))
         if v.dtype not in (DataType.DT_INT32, DataType.DT_INT64, DataType.DT_INT16,
                            DataType.DT_INT8):
-            raise PyptoTypeError(f"reading one element of a {v.dtype.name} tensor as a scalar "
-                                 f"is not supported (use an INT32 tensor)")
+            raise PyptoTypeError(f"t[i, j]: reading one element of a {v.dtype.name} tensor as a "
+                                 f"scalar is not supported (use an INT32 tensor)")
         return wrap(ElementRead(v.id, idx, v))
     if all(isinstance(k, slice) and k == slice(None) for k in items):
         return t
@@ -432,11 +529,11 @@ def getitem(t: Tensor, key: Any) -> Any:
         size = binary("sub", stop, start)
         if not isinstance(size, Const):
             raise PyptoValueError(
-                f"slice of dim {d} has size {size!r}, which does not simplify to an int; "
+                f"t[key]: slice of dim {d} has size {size!r}, which does not simplify to an int; "
                 f"write x[a:a+T] with an int T, or use pypto.view(x, shape, offsets, "
                 f"valid_shape=...) for dynamic extents")
         if size.value <= 0:
-            raise PyptoValueError(f"slice of dim {d} is empty (size {size.value})")
+            raise PyptoValueError(f"t[key]: slice of dim {d} is empty (size {size.value})")
         offsets.append(start)
         sizes.append(size.value)
     out = view(t, sizes, offsets)
@@ -462,7 +559,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
                     for d, (k, dim) in enumerate(zip(items, v.shape)))
         set_element(v, idx, value)
         return
-    src = value_of(value, "slice assignment", "value")
+    src = value_of(value, "t[key] = v", "value")
     if all(isinstance(k, slice) and k.start is None and k.stop is None for k in items):
         move(t, value)
         return
@@ -470,7 +567,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     for d, (k, dim) in enumerate(zip(items, v.shape)):
         if isinstance(k, slice):
             if k.step not in (None, 1):
-                raise PyptoValueError(f"slice step must be 1, got {k.step} on dim {d}")
+                raise PyptoValueError(f"t[key] = v: slice step must be 1, got {k.step} on dim {d}")
             if k.start is not None:
                 offsets.append(_norm_index(k.start, dim, f"slice start of dim {d}"))
             elif k.stop is not None:
@@ -484,7 +581,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
         assemble(value, offsets, t)
         return
     if src.rank != n_slices:
-        raise PyptoValueError(f"slice assignment: the value has rank {src.rank} but the index "
+        raise PyptoValueError(f"t[key] = v: the value has rank {src.rank} but the index "
                               f"has {n_slices} slices (and {v.rank - n_slices} ints)")
     shape, valid = [], []
     it = iter(range(src.rank))
