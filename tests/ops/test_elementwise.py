@@ -597,3 +597,20 @@ def test_tensor_methods_forward():
                                                                         max=0.5))
     check(run(lambda a: a.clip(-0.5, 0.5).neg().relu(), x), torch.relu(-x.clamp(-0.5, 0.5)))
     check(run(lambda a, b: a.greater(b), x, y, out_dtype=torch.bool), x > y)
+
+
+def test_int32_floordiv_operator_floors():
+    """`//` on INT32 tensors floors like Python and torch (-7 // 2 == -4), and the reflected
+    forms `7 // t`, `7 % t`, `2 ** t` exist."""
+    a = rand(SHAPE, torch.int32, -100, 100, seed=31)
+    b = rand(SHAPE, torch.int32, 1, 7, seed=32)
+    check(run(lambda x, y: x // y, a, b), torch.div(a, b, rounding_mode="floor").int())
+    check(run(lambda y: 7 // y, b), torch.div(7, b, rounding_mode="floor").int())
+    check(run(lambda y: 7 % y, b), torch.remainder(7, b).int())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_reflected_pow(dtype):
+    """`2 ** t` is pow(2, t) with the scalar as base."""
+    a = rand(SHAPE, dtype, -2, 2, seed=33)
+    check(run(lambda x: 2 ** x, a), golden_fp32(lambda x: torch.pow(2.0, x), a))

@@ -61,9 +61,12 @@ def _install() -> None:
     Tensor.__rmul__ = lambda s, o: ew.mul(o, s)
     Tensor.__truediv__ = lambda s, o: ew.div(s, o)
     Tensor.__rtruediv__ = lambda s, o: ew.div(o, s)
-    Tensor.__floordiv__ = lambda s, o: ew.floor(ew.div(s, o))
+    Tensor.__floordiv__ = lambda s, o: _floordiv(s, o)
+    Tensor.__rfloordiv__ = lambda s, o: _floordiv(o, s)
     Tensor.__mod__ = lambda s, o: ew.remainder(s, o)
+    Tensor.__rmod__ = lambda s, o: ew.remainder(o, s)
     Tensor.__pow__ = lambda s, o: ew.pow(s, o)
+    Tensor.__rpow__ = lambda s, o: ew.pow(o, s)
     Tensor.__neg__ = lambda s: ew.neg(s)
     Tensor.__pos__ = lambda s: s
     Tensor.__lt__ = lambda s, o: ew.lt(s, o)
@@ -93,6 +96,16 @@ def _tensor_matmul(a: Tensor, b: Any) -> Tensor:
     if dt not in (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32):
         raise PyptoRuntimeError(f"a @ b is not supported for {dt.name}; use pypto.matmul")
     return _matmul.matmul(a, b, dt)
+
+
+def _floordiv(a: Any, b: Any) -> Tensor:
+    """`a // b`: floor(div(a, b)) for float tensors as in PyPTO; for integer tensors, whose div
+    truncates, a flooring integer division (so -7 // 2 == -4, as in Python and torch)."""
+    from pypto.dtypes import is_int
+    t = a if isinstance(a, Tensor) else b
+    if is_int(t.dtype):
+        return _ew.floor_div(a, b)
+    return _ew.floor(_ew.div(a, b))
 
 
 def _fill(self: Tensor, value: Any) -> Tensor:
