@@ -169,8 +169,21 @@ def sub(input: Any, other: Any, *, alpha: int | float = 1) -> Tensor:
     return _binary("sub", "SUB", input, other, attrs=_alpha("sub", alpha, input, other))
 
 
-def mul(input: Any, other: Any) -> Tensor:
-    return _binary("mul", "MUL", input, other)
+def _int_only(op: str, t: Any) -> None:
+    if isinstance(t, Tensor) and not is_int(t.dtype) and t.dtype is not DataType.DT_BOOL:
+        raise PyptoTypeError(f"{op} needs an integer tensor, got {t.dtype.name}")
+
+
+def _make_binary(op: str, opcode: str, doc: str, *, bool_out: bool = False,
+                 int_only: bool = False) -> Callable[..., Tensor]:
+    """A public binary op: tensor/tensor with broadcasting, or tensor/scalar either way."""
+    def fn(input: Any, other: Any) -> Tensor:
+        if int_only:
+            _int_only(op, input)
+        return _binary(op, opcode, input, other, bool_out=bool_out)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = doc
+    return fn
 
 
 def div(input: Any, other: Any, precision_type: Any = None) -> Tensor:
@@ -198,97 +211,35 @@ def remainder(input: Any, other: Any, precision_type: Any = None) -> Tensor:
     return _binary("remainder", "REMAINDER", input, other)
 
 
-def floor_div(input: Any, other: Any) -> Tensor:
-    return _binary("floor_div", "FLOOR_DIV", input, other)
-
-
-def maximum(input: Any, other: Any) -> Tensor:
-    return _binary("maximum", "MAXIMUM", input, other)
-
-
-def minimum(input: Any, other: Any) -> Tensor:
-    return _binary("minimum", "MINIMUM", input, other)
-
-
-def hypot(input: Any, other: Any) -> Tensor:
-    return _binary("hypot", "HYPOT", input, other)
-
-
-def copysign(input: Any, other: Any) -> Tensor:
-    return _binary("copysign", "COPYSIGN", input, other)
-
-
-def atan2(input: Any, other: Any) -> Tensor:
-    return _binary("atan2", "ATAN2", input, other)
-
-
-def gcd(input: Any, other: Any) -> Tensor:
-    return _binary("gcd", "GCD", input, other)
-
-
-def eq(input: Any, other: Any) -> Tensor:
-    return _binary("eq", "EQ", input, other, bool_out=True)
-
-
-def ne(input: Any, other: Any) -> Tensor:
-    return _binary("ne", "NE", input, other, bool_out=True)
-
-
-def lt(input: Any, other: Any) -> Tensor:
-    return _binary("lt", "LT", input, other, bool_out=True)
-
-
-def le(input: Any, other: Any) -> Tensor:
-    return _binary("le", "LE", input, other, bool_out=True)
-
-
-def gt(input: Any, other: Any) -> Tensor:
-    return _binary("gt", "GT", input, other, bool_out=True)
-
-
-def ge(input: Any, other: Any) -> Tensor:
-    return _binary("ge", "GE", input, other, bool_out=True)
-
-
+mul = _make_binary("mul", "MUL", "input * other, with broadcasting.")
+floor_div = _make_binary("floor_div", "FLOOR_DIV", "floor(input / other), flooring for ints.")
+maximum = _make_binary("maximum", "MAXIMUM", "Elementwise maximum (NaN propagates).")
+minimum = _make_binary("minimum", "MINIMUM", "Elementwise minimum (NaN propagates).")
+hypot = _make_binary("hypot", "HYPOT", "sqrt(input**2 + other**2).")
+copysign = _make_binary("copysign", "COPYSIGN", "|input| with the sign of other.")
+atan2 = _make_binary("atan2", "ATAN2", "atan(input / other) in the right quadrant.")
+gcd = _make_binary("gcd", "GCD", "Greatest common divisor of integer tensors.")
+eq = _make_binary("eq", "EQ", "input == other, as DT_BOOL.", bool_out=True)
+ne = _make_binary("ne", "NE", "input != other, as DT_BOOL.", bool_out=True)
+lt = _make_binary("lt", "LT", "input < other, as DT_BOOL.", bool_out=True)
+le = _make_binary("le", "LE", "input <= other, as DT_BOOL.", bool_out=True)
+gt = _make_binary("gt", "GT", "input > other, as DT_BOOL.", bool_out=True)
+ge = _make_binary("ge", "GE", "input >= other, as DT_BOOL.", bool_out=True)
 greater = gt
-
-
-def logical_and(input: Any, other: Any) -> Tensor:
-    return _binary("logical_and", "LOGICAL_AND", input, other, bool_out=True)
-
-
-def logical_or(input: Any, other: Any) -> Tensor:
-    return _binary("logical_or", "LOGICAL_OR", input, other, bool_out=True)
-
-
-def _int_only(op: str, t: Any) -> None:
-    if isinstance(t, Tensor) and not is_int(t.dtype) and t.dtype is not DataType.DT_BOOL:
-        raise PyptoTypeError(f"{op} needs an integer tensor, got {t.dtype.name}")
-
-
-def bitwise_and(input: Any, other: Any) -> Tensor:
-    _int_only("bitwise_and", input)
-    return _binary("bitwise_and", "BITWISE_AND", input, other)
-
-
-def bitwise_or(input: Any, other: Any) -> Tensor:
-    _int_only("bitwise_or", input)
-    return _binary("bitwise_or", "BITWISE_OR", input, other)
-
-
-def bitwise_xor(input: Any, other: Any) -> Tensor:
-    _int_only("bitwise_xor", input)
-    return _binary("bitwise_xor", "BITWISE_XOR", input, other)
-
-
-def bitwise_left_shift(input: Any, other: Any) -> Tensor:
-    _int_only("bitwise_left_shift", input)
-    return _binary("bitwise_left_shift", "SHL", input, other)
-
-
-def bitwise_right_shift(input: Any, other: Any) -> Tensor:
-    _int_only("bitwise_right_shift", input)
-    return _binary("bitwise_right_shift", "SHR", input, other)
+logical_and = _make_binary("logical_and", "LOGICAL_AND", "Both nonzero, as DT_BOOL.",
+                           bool_out=True)
+logical_or = _make_binary("logical_or", "LOGICAL_OR", "Either nonzero, as DT_BOOL.",
+                          bool_out=True)
+bitwise_and = _make_binary("bitwise_and", "BITWISE_AND", "Bitwise AND of integer tensors.",
+                           int_only=True)
+bitwise_or = _make_binary("bitwise_or", "BITWISE_OR", "Bitwise OR of integer tensors.",
+                          int_only=True)
+bitwise_xor = _make_binary("bitwise_xor", "BITWISE_XOR", "Bitwise XOR of integer tensors.",
+                           int_only=True)
+bitwise_left_shift = _make_binary("bitwise_left_shift", "SHL", "input << other (integers).",
+                                  int_only=True)
+bitwise_right_shift = _make_binary("bitwise_right_shift", "SHR", "input >> other (integers).",
+                                   int_only=True)
 
 
 # --------------------------------------------------------------------------------------------
