@@ -181,7 +181,12 @@ _SPECS: list[OptionSpec] = [
                "stitch window growth step (simulator)"),
     OptionSpec("runtime", "triple_stream_sched", int_range(0, 1), 0,
                "internal upstream stream mode; no effect here"),
-    OptionSpec("runtime", "machine", text, "a2a3", "machine preset for the simulator"),
+    OptionSpec("runtime", "machine", text, "a2a3",
+               "OpenPTO: machine preset shared by the compiler's capacity checks and the "
+               "simulator"),
+    OptionSpec("runtime", "executor", one_of("tile", "reference"), "tile",
+               "OpenPTO: 'tile' runs the compiled tile ops task by task; 'reference' runs the "
+               "tensor graph (the golden)"),
     # pass_options
     OptionSpec("pass", "sg_set_scope", scope_id, -1,
                "ops recorded with the same id are forced into one subgraph"),

@@ -28,6 +28,10 @@ from pypto.frontend.tensor import Tensor, TensorAnnotation
 from pypto.frontend.tracer import Tracer, new_program
 from pypto.ir.program import Param, Program
 from pypto.ir.tensor import StorageKind
+from pypto.machine.spec import load as machine_spec
+from pypto.passes import CompiledProgram, compile_program
+from pypto.runtime.reference import ReferenceExecutor
+from pypto.runtime.tile_executor import TileExecutor
 from pypto.symbolic import SymbolicScalar, sym_max, sym_min
 
 _NPU_NOTICE_SHOWN = False
@@ -166,6 +170,8 @@ class JitKernel:
         _config.check_dict("runtime", self.runtime_options, "runtime_options")
         self._signature(func, _scope)
         self._cache: dict[Any, Program] = {}
+        self._compiled: dict[int, CompiledProgram] = {}
+        self.last_compiled: CompiledProgram | None = None
         self.last_program: Program | None = None
         self.last_executor: Any = None
         self.compile_count = 0
@@ -261,9 +267,14 @@ class JitKernel:
             program = self._cache.get(key) if self.use_cache else None
             if program is None:
                 program = self._trace(bound, others)
+                compiled = compile_program(program, machine_spec(opt.lookup("runtime.machine",
+                                                                            "a2a3")),
+                                           opt.lookup("pass.pg_upper_bound"))
                 self._cache[key] = program
+                self._compiled[id(program)] = compiled
                 self.compile_count += 1
             self.last_program = program
+            self.last_compiled = self._compiled[id(program)]
             self._announce_run_mode()
             if opt.lookup("debug.compile_debug_mode", 0):
                 from pypto.ir.dump import dump_program
@@ -307,9 +318,11 @@ class JitKernel:
 
     def _execute(self, program: Program, bound: list[BoundTensor],
                  symbols: dict[str, int]) -> None:
-        from pypto.runtime.reference import ReferenceExecutor
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
-        executor = ReferenceExecutor(program, symbols, arrays)
+        if opt.lookup("runtime.executor", "tile") == "reference":
+            executor = ReferenceExecutor(program, symbols, arrays)
+        else:
+            executor = TileExecutor(self._compiled[id(program)], symbols, arrays)
         executor.run()
         self.last_executor = executor
 

@@ -1,0 +1,1 @@
+"""The simulated machine: presets (TOML, every number sourced) and the spec object."""

@@ -1,0 +1,67 @@
+"""`MachineSpec`: the numbers of one simulated device, loaded from a TOML preset.
+
+One spec object is shared by the compiler (buffer capacities, partition latency estimates) and
+the simulator, so a capacity error and a simulated timeline always describe the same machine.
+Presets live beside this file (`a2a3.toml`, ...); every number there names its source.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.errors import PyptoValueError
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    name: str
+    clock_mhz: int
+    aic: int
+    aiv: int
+    ub: int
+    l1: int
+    l0a: int
+    l0b: int
+    l0c: int
+    vector: dict[str, Any]
+    cube: dict[str, Any]
+    partition: dict[str, int]
+
+    def buffer(self, level: str) -> int:
+        """Capacity in bytes of a buffer level ('UB', 'L1', 'L0A', 'L0B', 'L0C')."""
+        return getattr(self, level.lower())
+
+    def vector_cycles(self, op_class: str, nbytes: float) -> float:
+        """Cycles of one vector instruction over `nbytes` per operand (hw_model 3.4)."""
+        v = self.vector
+        repeats = -(-int(nbytes) // v["bytes_per_repeat"]) if nbytes > 0 else 0
+        cpr = v["cycles_per_repeat"].get(op_class, v["cycles_per_repeat"]["binary"])
+        return v["issue_overhead"] + repeats * cpr + v["op_sync_overhead"]
+
+
+def presets() -> list[str]:
+    return sorted(f[:-5] for f in os.listdir(_HERE) if f.endswith(".toml"))
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str = "a2a3") -> MachineSpec:
+    """The preset `name` (see `presets()`); an unknown name lists the available ones."""
+    path = os.path.join(_HERE, f"{name}.toml")
+    if not os.path.exists(path):
+        raise PyptoValueError(f"unknown machine preset '{name}'; available: "
+                              f"{', '.join(presets())}")
+    with open(path, "rb") as f:
+        raw = tomllib.load(f)
+    b = raw["buffers"]
+    return MachineSpec(raw["name"], raw["clock_mhz"], raw["cores"]["aic"], raw["cores"]["aiv"],
+                       b["ub"], b["l1"], b["l0a"], b["l0b"], b["l0c"], raw["vector"],
+                       raw["cube"], raw["partition"])

@@ -1,0 +1,101 @@
+"""The compiler: a traced `Program` → tile graphs, subgraphs, leaf and root functions.
+
+The pipeline is `compile_program`, read top to bottom; each step is one module.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from pypto.ir.program import Program
+from pypto.machine.spec import MachineSpec
+from pypto.passes.capacity import check_capacity
+from pypto.passes.deps import link
+from pypto.passes.expand import expand_block
+from pypto.passes.functions import RootFunction, build_root
+from pypto.passes.partition import partition
+
+# Synthetic values (reduction partials) get ids far above any traced id.
+_SYNTHETIC_IDS = 1 << 40
+
+
+@dataclass(eq=False)
+class CompiledProgram:
+    program: Program
+    spec: MachineSpec
+    roots: dict[str, RootFunction]
+
+    @property
+    def subgraph_counts(self) -> dict[str, int]:
+        return {name: r.subgraph_count for name, r in self.roots.items()}
+
+    @property
+    def leaf_counts(self) -> dict[str, int]:
+        return {name: len(r.leaves) for name, r in self.roots.items()}
+
+
+def compile_program(program: Program, spec: MachineSpec,
+                    pg_upper_bound: int | None = None) -> CompiledProgram:
+    bound = pg_upper_bound if pg_upper_bound is not None else spec.partition["pg_upper_bound"]
+    ids = itertools.count(_SYNTHETIC_IDS)
+    shared = _values_shared_across_blocks(program)
+    roots = {}
+    for block in program.blocks():
+        # Tensor graph -> tile graph on each op's recorded TileShape.
+        graph, views = expand_block(block, spec, ids, shared)
+        # Fail before running when a tile cannot fit its buffer.
+        check_capacity(graph, spec)
+        # Data-flow (fusible or through GM) and storage-order dependencies.
+        link(graph)
+        # Depth merge into subgraphs (scopes, one-to-one rule, latency bound).
+        subgraphs = partition(graph, bound)
+        # Isomorphic subgraphs share a leaf; the root lists one call op per subgraph.
+        root = build_root(graph, subgraphs, views)
+        root.graph.escaping |= shared
+        roots[block.name] = root
+    return CompiledProgram(program, spec, roots)
+
+
+def _values_shared_across_blocks(program: Program) -> set[int]:
+    """Ids of values read outside the block that produced them (they must reach GM)."""
+    produced: dict[int, str] = {}
+    for block in program.blocks():
+        for op in block.ops:
+            for v in op.outputs:
+                produced.setdefault(v.id, block.name)
+    shared = set()
+    for block in program.blocks():
+        for op in block.ops:
+            for v in op.inputs:
+                if v.id in produced and produced[v.id] != block.name:
+                    shared.add(v.id)
+            for a in op.attrs.values():
+                shared |= _element_reads(a)
+            for v in op.outputs:
+                for d in v.valid_shape:
+                    shared |= _element_reads(d)
+    for loop in program.loops():
+        for e in (loop.start, loop.stop, loop.step):
+            shared |= _element_reads(e)
+    return shared
+
+
+def _element_reads(x) -> set[int]:
+    from pypto.symbolic import Bin, ElementRead, Select, Un
+    if isinstance(x, ElementRead):
+        out = {x.tensor_id}
+        for i in x.indices:
+            out |= _element_reads(i)
+        return out
+    if isinstance(x, Bin):
+        return _element_reads(x.a) | _element_reads(x.b)
+    if isinstance(x, Un):
+        return _element_reads(x.a)
+    if isinstance(x, Select):
+        return _element_reads(x.cond) | _element_reads(x.a) | _element_reads(x.b)
+    if isinstance(x, (list, tuple)):
+        out = set()
+        for v in x:
+            out |= _element_reads(v)
+        return out
+    return set()

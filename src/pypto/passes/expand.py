@@ -1,0 +1,322 @@
+"""Tile expansion: every tensor op of a block becomes tile ops on its recorded TileShape.
+
+Takes a `Block` → `TileGraph` (ops only; `link` adds the dependencies). Keeps: the tile grid
+covers the op's whole static shape; tails get symbolic valid extents; views are folded into the
+regions their consumers read; an op with no tile rule (or a symbolic shape) becomes one "whole"
+tile op that runs the tensor op on GM as it is.
+
+Rules:
+- elementwise ops (incl. cast, full, expand): a grid of prod(ceil(S_i/T_i)) tiles over the
+  output; each input reads the same window (size 1 along broadcast dims);
+- reductions: a grid over the input with the reduce axes whole when the tile covers them;
+  otherwise one partial reduction per input tile into an FP32 partial tensor plus one combine
+  per output tile (this is what makes split reduce axes cost more);
+- matmul: one cube tile op per (mL1, nL1) output block (per batch index), reading the whole K;
+- assemble / move: one copy-out per tile of the source (its producer's tiling when it has one).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+from pypto.dtypes import DataType, is_float, is_low_precision
+from pypto.ir.operation import Operation
+from pypto.ir.program import Block
+from pypto.ir.tensor import Storage, StorageKind, TensorValue
+from pypto.machine.spec import MachineSpec
+from pypto.ops import elementwise as _ew
+from pypto.passes.tile_graph import AIC, AIV, Region, TileGraph, TileOp, window
+from pypto.symbolic import Const, Expr, binary
+
+_ELEMENTWISE = (set(_ew._BINARY) | {c + "S" for c in _ew._BINARY} | set(_ew._UNARY)
+                | {"ROUND", "LRELU", "WHERE", "CLIP", "CAST", "COPY", "FULL", "EXPAND"})
+_SPLITTABLE_REDUCE = {"REDUCE_SUM": "REDUCE_SUM", "REDUCE_MAX": "REDUCE_MAX",
+                      "REDUCE_MIN": "REDUCE_MIN", "REDUCE_PROD": "REDUCE_PROD",
+                      "REDUCE_MEAN": "REDUCE_SUM"}
+_WHOLE_AXIS_REDUCE = {"REDUCE_VAR", "ARGMAX", "ARGMIN"}
+
+# Vector op classes for latency estimates (machine spec `vector.cycles_per_repeat`).
+_OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "RSQRT": "div", "SQRT": "div",
+             "RECIPROCAL": "div", "REDUCE_SUM": "reduce_full_fp32_add",
+             "REDUCE_MEAN": "reduce_full_fp32_add", "REDUCE_MAX": "reduce_full",
+             "REDUCE_MIN": "reduce_full", "REDUCE_PROD": "reduce_full"}
+
+
+def _static(dims: tuple[Expr, ...]) -> tuple[int, ...] | None:
+    if all(isinstance(d, Const) for d in dims):
+        return tuple(d.value for d in dims)
+    return None
+
+
+def _grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...],
+                                                                           tuple[int, ...]]]:
+    """(offsets, tile shape) of every tile of `shape`, row-major; tiles are clipped to the
+    tensor (a TileShape larger than the tensor allocates only what the tensor needs)."""
+    ranges = [range(0, s, t) for s, t in zip(shape, tile)]
+    sizes = tuple(min(t, s) for s, t in zip(shape, tile))
+    for offs in itertools.product(*ranges):
+        yield offs, sizes
+
+
+class Expander:
+    """Expands the ops of one block; `views` maps a view's value id to (parent, offsets)."""
+
+    def __init__(self, block: Block, spec: MachineSpec, ids: Iterator[int],
+                 shared: set[int] = frozenset()):
+        self.block = block
+        self.shared = shared  # values other blocks read: views among them are materialised
+        self.spec = spec
+        self.ids = ids
+        self.graph = TileGraph(block.name)
+        self.views: dict[int, tuple[TensorValue, tuple[Expr, ...]]] = {}
+        self.view_ops: dict[int, Operation] = {}     # view value id -> its VIEW op
+        self.materialized: set[int] = set()
+
+    # ---- helpers ----
+    def resolve(self, value: TensorValue, offsets: tuple[Expr, ...], shape: tuple[int, ...],
+                valid: tuple[Expr, ...]) -> Region:
+        """The region actually read: views are folded into their parent's coordinates."""
+        while value.id in self.views:
+            parent, voff = self.views[value.id]
+            offsets = tuple(binary("add", a, b) for a, b in zip(voff, offsets))
+            value = parent
+        return Region(value, offsets, shape, valid)
+
+    def read(self, value: TensorValue, offsets: tuple[Expr, ...],
+             shape: tuple[int, ...]) -> Region:
+        w = window(value, offsets, shape)
+        return self.resolve(value, offsets, shape, w.valid)
+
+    def new_op(self, kind: str, opcode: str, core: str, inputs: list[Region],
+               output: Region | None, src: Operation, attrs: dict | None = None,
+               latency: float = 0.0) -> TileOp:
+        op = TileOp(next(self.ids), kind, opcode, core, inputs, output, src, dict(attrs or {}),
+                    latency, src.scope)
+        return self.graph.add(op)
+
+    def vector_latency(self, opcode: str, region: Region | None) -> float:
+        if region is None:
+            return 0.0
+        cls = _OP_CLASS.get(opcode, "binary")
+        if cls == "exp":
+            cls = "exp_fp32" if region.value.dtype is DataType.DT_FP32 else "exp_fp16"
+        return self.spec.vector_cycles(cls, region.nbytes)
+
+    def whole(self, op: Operation) -> None:
+        """One tile op that runs the tensor op as a whole on GM. Views it reads are
+        materialised first (elsewhere they are folded into the reading tile ops)."""
+        for v in op.inputs:
+            if v.id in self.view_ops and v.id not in self.materialized:
+                self.materialized.add(v.id)
+                self.whole(self.view_ops[v.id])
+        out = op.outputs[0] if op.outputs else None
+        region = None
+        if out is not None:
+            static = _static(out.shape)
+            region = Region(out, tuple(Const(0) for _ in out.shape), static or (), out.valid_shape)
+        inputs = [Region(v, tuple(Const(0) for _ in v.shape), _static(v.shape) or (),
+                         v.valid_shape) for v in op.inputs]
+        core = AIC if op.opcode == "MATMUL" else AIV
+        self.new_op("whole", op.opcode, core, inputs, region, op)
+
+    # ---- per op ----
+    def expand(self) -> TileGraph:
+        for op in self.block.ops:
+            self.expand_op(op)
+        return self.graph
+
+    def expand_op(self, op: Operation) -> None:
+        code = op.opcode
+        if code == "VIEW":
+            if op.outputs[0].id in self.shared:
+                self.whole(op)
+                return
+            self.views[op.outputs[0].id] = (op.inputs[0], tuple(op.attrs["offsets"]))
+            self.view_ops[op.outputs[0].id] = op
+            return
+        if code in _ELEMENTWISE and self.elementwise(op):
+            return
+        if (code in _SPLITTABLE_REDUCE or code in _WHOLE_AXIS_REDUCE) and self.reduce(op):
+            return
+        if code == "MATMUL" and self.matmul(op):
+            return
+        if code == "ASSEMBLE" and self.assemble(op):
+            return
+        self.whole(op)
+
+    def elementwise(self, op: Operation) -> bool:
+        out = op.outputs[0]
+        shape, tile = _static(out.shape), op.tile.vec
+        if shape is None or tile is None or len(tile) != len(shape):
+            return False
+        for offs, size in _grid(shape, tile):
+            o = tuple(Const(x) for x in offs)
+            inputs = []
+            for v in op.inputs:
+                k = len(shape) - v.rank
+                vshape = _static(v.shape)
+                if vshape is None:
+                    return self._undo(op)
+                ro = tuple(Const(0) if vshape[i] == 1 and shape[k + i] != 1 else o[k + i]
+                           for i in range(v.rank))
+                rs = tuple(1 if vshape[i] == 1 and shape[k + i] != 1 else size[k + i]
+                           for i in range(v.rank))
+                inputs.append(self.read(v, ro, rs))
+            region = window(out, o, size)
+            self.new_op("compute", op.opcode, AIV, inputs, region, op,
+                        latency=self.vector_latency(op.opcode, region))
+        return True
+
+    def _undo(self, op: Operation) -> bool:
+        """Drop tile ops already made for `op` (it falls back to a whole op)."""
+        made = [t for t in self.graph.ops if t.src is op]
+        for t in made:
+            self.graph.ops.remove(t)
+            if t.output is not None:
+                lst = self.graph.producers.get(t.output.value.id, [])
+                if t in lst:
+                    lst.remove(t)
+        return False
+
+    def reduce(self, op: Operation) -> bool:
+        src, out = op.inputs[0], op.outputs[0]
+        shape, tile = _static(src.shape), op.tile.vec
+        if shape is None or tile is None or len(tile) != len(shape) or _static(out.shape) is None:
+            return False
+        dims, keep = tuple(op.attrs["dims"]), op.attrs["keepdim"]
+        split = [d for d in dims if tile[d] < shape[d]]
+        if split and op.opcode in _WHOLE_AXIS_REDUCE:
+            split = []
+        eff = tuple(shape[i] if i in dims and not split else tile[i] for i in range(len(shape)))
+        if not split:
+            for offs, size in _grid(shape, eff):
+                o = tuple(Const(x) for x in offs)
+                region_in = self.read(src, o, size)
+                oo, os_ = self._reduced(o, size, dims, keep)
+                region = window(out, oo, os_)
+                self.new_op("compute", op.opcode, AIV, [region_in], region, op,
+                            latency=self.vector_latency(op.opcode, region_in))
+            return True
+        # Split reduce axis: partials into an FP32 tensor, then a combine per output tile.
+        chunks = tuple(-(-shape[i] // tile[i]) if i in dims else shape[i]
+                       for i in range(len(shape)))
+        pvalid = tuple(binary("floordiv", binary("add", src.valid_shape[i], tile[i] - 1), tile[i])
+                       if i in dims else src.valid_shape[i] for i in range(len(shape)))
+        pdtype = DataType.DT_FP32 if is_float(src.dtype) and (
+            is_low_precision(src.dtype) or src.dtype is DataType.DT_FP32) else src.dtype
+        partial = self._synthetic(chunks, pdtype, pvalid, f"{src.name or 't'}_partial")
+        base = _SPLITTABLE_REDUCE[op.opcode]
+        for offs, size in _grid(shape, tile):
+            o = tuple(Const(x) for x in offs)
+            region_in = self.read(src, o, size)
+            po = tuple(Const(offs[i] // tile[i]) if i in dims else o[i] for i in range(len(o)))
+            ps = tuple(1 if i in dims else size[i] for i in range(len(size)))
+            region = window(partial, po, ps)
+            self.new_op("partial", base, AIV, [region_in], region, op,
+                        {"dims": dims, "keepdim": True},
+                        latency=self.vector_latency(base, region_in))
+        comb_tile = tuple(chunks[i] if i in dims else tile[i] for i in range(len(shape)))
+        count: Expr = Const(1)
+        for d in dims:
+            count = binary("mul", count, src.valid_shape[d])
+        for offs, size in _grid(chunks, comb_tile):
+            o = tuple(Const(x) for x in offs)
+            region_in = window(partial, o, size)
+            oo, os_ = self._reduced(o, size, dims, keep)
+            region = window(out, oo, os_)
+            attrs = {"dims": dims, "keepdim": keep}
+            if op.opcode == "REDUCE_MEAN":
+                attrs["mean_count"] = count
+            self.new_op("combine", base, AIV, [region_in], region, op, attrs,
+                        latency=self.vector_latency(base, region_in))
+        return True
+
+    @staticmethod
+    def _reduced(o: tuple[Expr, ...], size: tuple[int, ...], dims: tuple[int, ...],
+                 keep: bool) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
+        if keep:
+            return (tuple(Const(0) if i in dims else o[i] for i in range(len(o))),
+                    tuple(1 if i in dims else size[i] for i in range(len(size))))
+        kept = [i for i in range(len(o)) if i not in dims]
+        if not kept:
+            return (Const(0),), (1,)
+        return tuple(o[i] for i in kept), tuple(size[i] for i in kept)
+
+    def _synthetic(self, shape: tuple[int, ...], dtype: DataType, valid: tuple[Expr, ...],
+                   name: str) -> TensorValue:
+        dims = tuple(Const(s) for s in shape)
+        storage = Storage(next(self.ids), StorageKind.TEMP, name, dtype, dims)
+        return TensorValue(next(self.ids), dims, dtype, valid, storage, name)
+
+    def matmul(self, op: Operation) -> bool:
+        a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
+        sa, sb, so = _static(a.shape), _static(b.shape), _static(out.shape)
+        cube = op.tile.cube
+        if cube is None or sa is None or sb is None or so is None:
+            return False
+        at, bt = op.attrs["a_trans"], op.attrs["b_trans"]
+        mL1, nL1 = cube.m[1], cube.n[1]
+        K = sa[-2] if at else sa[-1]
+        batch = so[:-2]
+        k0 = self.spec.cube["k0"].get(a.dtype.name[3:].lower(), 16)
+        for bidx in itertools.product(*(range(n) for n in batch)):
+            for m0 in range(0, so[-2], mL1):
+                for n0 in range(0, so[-1], nL1):
+                    m, n = min(mL1, so[-2] - m0), min(nL1, so[-1] - n0)
+                    inputs = [self._operand(a, bidx, batch, (m0, m), K, at, True),
+                              self._operand(b, bidx, batch, (n0, n), K, bt, False)]
+                    for extra in op.inputs[2:]:
+                        es = _static(extra.shape)
+                        eo = tuple(Const(0) for _ in es[:-1]) + (Const(n0),)
+                        inputs.append(self.read(extra, eo, es[:-1] + (n,)))
+                    o = tuple(Const(x) for x in bidx) + (Const(m0), Const(n0))
+                    region = window(out, o, tuple(1 for _ in bidx) + (m, n))
+                    lat = (self.spec.cube["issue_overhead"] + -(-m // 16) * -(-K // k0)
+                           * -(-n // 16))
+                    self.new_op("compute", "MATMUL", AIC, inputs, region, op,
+                                {"k_chunks": -(-K // cube.k[1])}, latency=lat)
+        return True
+
+    def _operand(self, v: TensorValue, bidx: tuple[int, ...], batch: tuple[int, ...],
+                 span: tuple[int, int], K: int, trans: bool, is_a: bool) -> Region:
+        """The rows (A) / columns (B) of one output block, over the whole K."""
+        shape = _static(v.shape)
+        k = len(batch) - (len(shape) - 2)
+        bo = tuple(Const(0 if shape[i] == 1 else bidx[k + i]) for i in range(len(shape) - 2))
+        bs = tuple(1 for _ in bo)
+        start, size = span
+        # A is [M, K] ([K, M] when transposed); B is [K, N] ([N, K] when transposed).
+        outer_first = is_a != trans
+        if outer_first:
+            return self.read(v, bo + (Const(start), Const(0)), bs + (size, K))
+        return self.read(v, bo + (Const(0), Const(start)), bs + (K, size))
+
+    def assemble(self, op: Operation) -> bool:
+        src, dst = op.inputs[0], op.outputs[0]
+        shape = _static(src.shape)
+        if shape is None:
+            return False
+        offsets = tuple(op.attrs["offsets"])
+        prods = self.graph.producers.get(src.id)
+        if prods and all(p.kind in ("compute", "combine") for p in prods):
+            regions = [(p.output.offsets, p.output.shape) for p in prods]
+        elif op.tile.vec is not None and len(op.tile.vec) == len(shape):
+            regions = [(tuple(Const(x) for x in offs), size)
+                       for offs, size in _grid(shape, op.tile.vec)]
+        else:
+            regions = [(tuple(Const(0) for _ in shape), shape)]
+        core = prods[0].core if prods else AIV
+        for o, size in regions:
+            region_in = self.read(src, o, size)
+            target = Region(dst, tuple(binary("add", a, b) for a, b in zip(offsets, o)), size,
+                            region_in.valid)
+            self.new_op("copy_out", "ASSEMBLE", core, [region_in], target, op,
+                        {"tile_offsets": o})
+        return True
+
+
+def expand_block(block: Block, spec: MachineSpec, ids: Iterator[int],
+                 shared: set[int] = frozenset()) -> tuple[TileGraph, Any]:
+    """Tile ops of `block` (dependencies not yet linked) and the view map."""
+    ex = Expander(block, spec, ids, shared)
+    return ex.expand(), ex.views

@@ -1,0 +1,130 @@
+"""Leaf functions and root (execute) graphs.
+
+Takes the subgraphs of one block → a `RootFunction`: one call op per subgraph, each calling a
+leaf function shared by all isomorphic subgraphs (same tile ops in the same order, with the same
+tile shapes, dtypes, non-offset attributes and internal wiring; offsets and valid extents are
+call arguments), plus the dependencies between call ops.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.passes.tile_graph import TileGraph, TileOp
+from pypto.symbolic import Expr
+
+
+@dataclass(eq=False)
+class Leaf:
+    index: int
+    name: str
+    core: str
+    signature: str
+    op_count: int
+
+
+@dataclass(eq=False)
+class CallOp:
+    """One subgraph instance in the execute graph."""
+
+    index: int
+    ops: list[TileOp]
+    leaf: Leaf
+    preds: list[int] = field(default_factory=list)
+
+    @property
+    def core(self) -> str:
+        return self.leaf.core
+
+
+@dataclass(eq=False)
+class RootFunction:
+    name: str
+    graph: TileGraph
+    calls: list[CallOp]
+    leaves: list[Leaf]
+    views: dict[int, Any]
+
+    @property
+    def subgraph_count(self) -> int:
+        return len(self.calls)
+
+
+def _has_expr(x: Any) -> bool:
+    if isinstance(x, Expr):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_expr(v) for v in x)
+    return False
+
+
+def _attrs_key(attrs: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in attrs.items() if not _has_expr(v)))
+
+
+def _signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
+    local = {op.id: i for i, op in enumerate(ops)}
+    parts = []
+    for op in ops:
+        ins = tuple((r.shape, r.value.dtype.name) for r in op.inputs)
+        out = (op.output.shape, op.output.value.dtype.name) if op.output else None
+        wiring = tuple(sorted(local[p] for p in preds[op.id] if p in local))
+        parts.append((op.kind, op.opcode, op.core, ins, out, _attrs_key(op.src.attrs),
+                      _attrs_key(op.attrs), wiring))
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+
+
+def build_root(graph: TileGraph, subgraphs: list[list[TileOp]], views: dict) -> RootFunction:
+    preds = graph.preds()
+    where = {op.id: i for i, sg in enumerate(subgraphs) for op in sg}
+    leaves: dict[str, Leaf] = {}
+    calls = []
+    for i, ops in enumerate(subgraphs):
+        sig = _signature(ops, preds)
+        leaf = leaves.get(sig)
+        if leaf is None:
+            leaf = Leaf(len(leaves), f"{graph.block_name}_leaf{len(leaves)}", ops[0].core, sig,
+                        len(ops))
+            leaves[sig] = leaf
+        calls.append(CallOp(i, ops, leaf))
+    for (p, c) in graph.edges:
+        a, b = where[p], where[c]
+        if a != b and a not in calls[b].preds:
+            calls[b].preds.append(a)
+    for call in calls:
+        call.preds.sort()
+    _mark_escaping(graph, where)
+    _mark_local_inputs(graph, where, preds)
+    return RootFunction(graph.block_name, graph, calls, list(leaves.values()), views)
+
+
+def _mark_local_inputs(graph: TileGraph, where: dict[int, int],
+                       preds: dict[int, list[int]]) -> None:
+    """An input is read from the task's local buffer when every tile op that produced the
+    region runs in the same task and the storage does not live in GM."""
+    by_id = {op.id: op for op in graph.ops}
+    for op in graph.ops:
+        flags = []
+        for r in op.inputs:
+            prods = [by_id[p] for p in preds[op.id]
+                     if by_id[p].output is not None and by_id[p].kind != "copy_out"
+                     and by_id[p].output.value.id == r.value.id]
+            flags.append(bool(prods) and op.kind != "whole"
+                         and all(where[p.id] == where[op.id] for p in prods)
+                         and r.value.storage.id not in graph.gm_storages)
+        op.local_inputs = flags
+
+
+def _mark_escaping(graph: TileGraph, where: dict[int, int]) -> None:
+    """Values whose tiles another subgraph (or a whole op) reads must be written to GM."""
+    by_id = {op.id: op for op in graph.ops}
+    for op in graph.ops:
+        if op.output is not None and op.output.value.storage.id in graph.gm_storages:
+            graph.escaping.add(op.output.value.id)
+    for (p, c), _ in graph.edges.items():
+        prod = by_id[p]
+        if prod.output is None or prod.kind == "copy_out":
+            continue
+        if where[p] != where[c] or by_id[c].kind == "whole":
+            graph.escaping.add(prod.output.value.id)
