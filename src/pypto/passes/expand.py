@@ -68,19 +68,36 @@ class Expander:
         self.spec = spec
         self.ids = ids
         self.graph = TileGraph(block.name)
-        self.views: dict[int, tuple[TensorValue, tuple[Expr, ...]]] = {}
+        # alias value id -> (parent, offsets in the parent, parent dim of each alias dim (-1 for
+        # an inserted size-1 dim)); views and size-1 squeezes/unsqueezes are aliases
+        self.views: dict[int, tuple[TensorValue, tuple[Expr, ...], tuple[int, ...]]] = {}
         self.view_ops: dict[int, Operation] = {}     # view value id -> its VIEW op
         self.materialized: set[int] = set()
 
     # ---- helpers ----
     def resolve(self, value: TensorValue, offsets: tuple[Expr, ...], shape: tuple[int, ...],
                 valid: tuple[Expr, ...]) -> Region:
-        """The region actually read: views are folded into their parent's coordinates."""
+        """The region actually read: aliases are folded into their parent's coordinates. When
+        the parent's rank differs, `dims` says which parent dim each consumer dim is."""
+        dims: tuple[int, ...] | None = None
         while value.id in self.views:
-            parent, voff = self.views[value.id]
-            offsets = tuple(binary("add", a, b) for a, b in zip(voff, offsets))
+            parent, voff, dmap = self.views[value.id]
+            p_off, p_shape, p_valid = list(voff), [1] * parent.rank, [Const(1)] * parent.rank
+            cur = tuple(range(len(offsets))) if dims is None else dims
+            new_dims = []
+            for i, pd in enumerate(dmap):
+                if pd < 0:
+                    continue
+                p_off[pd] = binary("add", voff[pd], offsets[i])
+                p_shape[pd], p_valid[pd] = shape[i], valid[i]
+            for c in cur:
+                new_dims.append(dmap[c] if c >= 0 else -1)
+            offsets, shape, valid = tuple(p_off), tuple(p_shape), tuple(p_valid)
+            dims = tuple(new_dims)
             value = parent
-        return Region(value, offsets, shape, valid)
+        if dims is not None and dims == tuple(range(value.rank)):
+            dims = None
+        return Region(value, offsets, shape, valid, dims)
 
     def read(self, value: TensorValue, offsets: tuple[Expr, ...],
              shape: tuple[int, ...]) -> Region:
@@ -131,8 +148,11 @@ class Expander:
             if op.outputs[0].id in self.shared:
                 self.whole(op)
                 return
-            self.views[op.outputs[0].id] = (op.inputs[0], tuple(op.attrs["offsets"]))
+            self.views[op.outputs[0].id] = (op.inputs[0], tuple(op.attrs["offsets"]),
+                                            tuple(range(op.inputs[0].rank)))
             self.view_ops[op.outputs[0].id] = op
+            return
+        if code == "RESHAPE" and self.squeeze_alias(op):
             return
         if code in _ELEMENTWISE and self.elementwise(op):
             return
@@ -144,6 +164,30 @@ class Expander:
             return
         self.whole(op)
 
+    def squeeze_alias(self, op: Operation) -> bool:
+        """A reshape that only drops or inserts size-1 dims reads like a view (x[i] on a
+        [B, M, N] tensor is a [1, M, N] view squeezed to [M, N])."""
+        src, out = op.inputs[0], op.outputs[0]
+        if op.attrs.get("inplace") or out.id in self.shared:
+            return False
+        a = [i for i, d in enumerate(src.shape) if d != Const(1)]
+        b = [i for i, d in enumerate(out.shape) if d != Const(1)]
+        if [src.shape[i] for i in a] != [out.shape[i] for i in b]:
+            return False
+        if [src.valid_shape[i] for i in a] != [out.valid_shape[i] for i in b]:
+            return False
+        dmap = [-1] * out.rank
+        for i, j in zip(b, a):
+            dmap[i] = j
+        # remaining size-1 dims of the output map to unused size-1 dims of the input, in order
+        spare = [i for i in range(src.rank) if i not in a]
+        for i in range(out.rank):
+            if dmap[i] < 0 and spare:
+                dmap[i] = spare.pop(0)
+        self.views[out.id] = (src, tuple(Const(0) for _ in src.shape), tuple(dmap))
+        self.view_ops[out.id] = op
+        return True
+
     def elementwise(self, op: Operation) -> bool:
         out = op.outputs[0]
         shape, tile = _static(out.shape), op.tile.vec
@@ -151,7 +195,7 @@ class Expander:
             return False
         for offs, size in _grid(shape, tile):
             o = tuple(Const(x) for x in offs)
-            inputs = []
+            inputs: list[Region] = []
             for v in op.inputs:
                 k = len(shape) - v.rank
                 vshape = _static(v.shape)

@@ -28,6 +28,9 @@ class Region:
     offsets: tuple[Expr, ...]
     shape: tuple[int, ...]
     valid: tuple[Expr, ...]
+    # When read through a squeeze/unsqueeze alias: the parent dim behind each dim the consumer
+    # sees (-1 for an inserted size-1 dim); None when the consumer sees the parent's dims.
+    dims: tuple[int, ...] | None = None
 
     @property
     def nbytes(self) -> int:

@@ -58,6 +58,8 @@ class TileExecutor(ReferenceExecutor):
             padded = np.zeros(tuple(valid), dtype=arr.dtype)
             padded[tuple(slice(0, s) for s in got.shape)] = got
             got = padded
+        if region.dims is not None:  # read through a squeeze/unsqueeze alias
+            got = got.reshape(tuple(got.shape[d] if d >= 0 else 1 for d in region.dims))
         return got
 
     def _target(self, region: Region, local: dict) -> np.ndarray:
