@@ -25,7 +25,14 @@ sum amax amin prod mean var argmax argmin cumsum rms_norm
 matmul cast transpose permute reshape unsqueeze view assemble concat expand_clone clone pad
 fillpad gather scatter scatter_ scatter_update index_add index_add_ index_select topk argsort
 triu tril one_hot
+axpy_ ceil_div atomic_add interleave deinterleave pack unpack quantize dequantize quant_mx
+set_print_options get_last_function get_current_function Function
 """.split()
+
+EXPERIMENTAL = """set_operation_options get_operation_options online_softmax online_softmax_update
+transposed_batchmatmul""".split()
+
+TENSOR_METHODS = "axpy_ ceil_div quant_mx copy clone is_empty".split()
 
 DTYPES = """DT_INT4 DT_INT8 DT_INT16 DT_INT32 DT_INT64 DT_FP8 DT_FP16 DT_FP32 DT_BF16 DT_HF4
 DT_HF8 DT_UINT8 DT_UINT16 DT_UINT32 DT_UINT64 DT_BOOL DT_DOUBLE DT_FP8E5M2 DT_FP8E4M3 DT_FP8E8M0
@@ -36,6 +43,18 @@ DT_FP4_E2M1X2 DT_FP4_E1M2X2 DT_BOTTOM""".split()
 def test_public_name_exists(name):
     """Every name of the contract's minimum subset and op list is exported by `pypto`."""
     assert hasattr(pypto, name), f"pypto.{name} is missing"
+
+
+@pytest.mark.parametrize("name", EXPERIMENTAL)
+def test_experimental_name_exists(name):
+    """The `pypto.experimental` functions of the contract (§1.6, §4.5, §4.9)."""
+    assert callable(getattr(pypto.experimental, name, None)), f"experimental.{name} is missing"
+
+
+@pytest.mark.parametrize("name", TENSOR_METHODS)
+def test_tensor_method_exists(name):
+    """Tensor methods the contract lists (§3) beyond the common ones."""
+    assert callable(getattr(pypto.Tensor, name, None)), f"Tensor.{name} is missing"
 
 
 def test_frontend_entry_points():

@@ -41,6 +41,11 @@ from pypto.compat import set_verify_golden_data as set_verify_golden_data
 from pypto.compat import verify as verify
 from pypto.ops.debug import pass_verify_print as pass_verify_print
 from pypto.ops.debug import pass_verify_save as pass_verify_save
+from pypto.ops.debug import get_print_options as get_print_options
+from pypto.ops.debug import set_print_options as set_print_options
+from pypto.frontend.tracer import get_current_function as get_current_function
+from pypto.frontend.tracer import get_last_function as get_last_function
+from pypto.ir.program import Program as Function
 from pypto import frontend as frontend
 
 tensor = Tensor

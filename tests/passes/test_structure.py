@@ -165,3 +165,26 @@ def test_cube_capacity_error_names_the_limit():
         k(torch.rand(64, 256), torch.rand(256, 128), torch.zeros(64, 128))
     msg = str(e.value)
     assert "L0B" in msg and "131072" in msg and "65536" in msg and "test_structure.py:" in msg
+
+
+def test_in_place_writes_into_op_results():
+    """Writes into an op's result (assemble into it, an in-place op on it) are ordered with
+    its producers and its readers, across tasks: the result equals the reference."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32),
+          o: pypto.Tensor([], pypto.DT_FP32), o2: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        t = pypto.clone(y)
+        t.axpy_(x, 2.0)
+        o[:] = t + 1.0
+        u = x * 2.0
+        u[0:8, :] = x[8:16, :]
+        o2[:] = u + 1.0
+
+    x, y = torch.rand(16, 64), torch.rand(16, 64)
+    o, o2 = torch.zeros(16, 64), torch.zeros(16, 64)
+    k(x, y, o, o2)
+    torch.testing.assert_close(o, y + 2 * x + 1)
+    ref = x * 2
+    ref[0:8] = x[8:16]
+    torch.testing.assert_close(o2, ref + 1)

@@ -18,9 +18,9 @@ from pypto.dtypes import DataType
 from pypto.errors import PyptoRuntimeError, SourceLoc, user_location
 from pypto.frontend import options as opt
 from pypto.ir.operation import Operation, TileConfig
-from pypto.ir.program import Block, If, Loop, LoopVariant, Path, Program, Seq
+from pypto.ir.program import Block, If, Loop, LoopVariant, Param, Path, Program, Seq
 from pypto.ir.tensor import Storage, StorageKind, TensorValue, TileOpFormat
-from pypto.symbolic import BRANCH_DECIDER, Expr
+from pypto.symbolic import BRANCH_DECIDER, Const, Expr
 
 MAX_BRANCHES_PER_PATH = 64
 MAX_PATHS_PER_LOOP = 4096
@@ -128,10 +128,30 @@ class LoopFrame:
 
 CURRENT: contextvars.ContextVar["Tracer | None"] = contextvars.ContextVar(
     "pypto_tracer", default=None)
+LAST_PROGRAM: contextvars.ContextVar["Program | None"] = contextvars.ContextVar(
+    "pypto_last_program", default=None)
 
 
 def current_tracer() -> "Tracer | None":
     return CURRENT.get()
+
+
+def get_current_function() -> Program | None:
+    """The `Program` of the jit kernel being traced, or None outside a kernel body.
+
+    While tracing it is filled in as the body runs: its parameters are known, its loops and
+    blocks gain their traced bodies as each loop finishes. After the trace it is the very object
+    `get_last_function()` returns (and the kernel's `last_program` on that call)."""
+    tracer = CURRENT.get()
+    if tracer is None or tracer.closed:
+        return None
+    return tracer.program()
+
+
+def get_last_function() -> Program | None:
+    """The `Program` most recently traced by any jit kernel in this context (thread), or None.
+    A call that reuses a cached program does not trace, so it does not change this."""
+    return LAST_PROGRAM.get()
 
 
 def require_tracer(what: str) -> "Tracer":
@@ -155,6 +175,9 @@ class Tracer:
         self.abandoned: Loop | None = None
         self.cache_policies: dict[int, dict[int, bool]] = {}
         self.block_names: set[str] = set()
+        self.root: Loop | None = None             # the kernel's implicit outermost loop
+        self.params: dict[int, TensorValue] = {}  # parameter index -> its traced value
+        self._program: Program | None = None
         # Set when the trace is over (finished or failed). A loop generator that Python closes
         # later (garbage collection of a failed trace's frames) must then not touch the option
         # scopes: resetting its stale scope token would resurrect the dead trace's scopes.
@@ -196,6 +219,8 @@ class Tracer:
         self.check_consistent()
         if self.frames:
             self.frames[-1].seq.items.append(loop)
+        elif self.root is None:
+            self.root = loop
 
     def enter_path(self, loop: Loop, variant: LoopVariant, explorer: PathExplorer) -> LoopFrame:
         self.check_consistent()
@@ -264,7 +289,24 @@ class Tracer:
         vid = self.next_id()
         if storage is None:
             storage = self.new_storage(StorageKind.TEMP, name or f"t{vid}", dtype, shape)
-        return TensorValue(vid, shape, dtype, valid, storage, name, fmt, producer)
+        value = TensorValue(vid, shape, dtype, valid, storage, name, fmt, producer)
+        if storage.kind is StorageKind.ARG and storage.param_index >= 0:
+            self.params.setdefault(storage.param_index, value)
+        return value
+
+    def program(self) -> Program:
+        """The Program being built (one object per trace; see `get_current_function`)."""
+        if self._program is None:
+            root = self.root if self.root is not None else Loop(
+                "default_loop_1", "default_idx", Const(0), Const(1), Const(1))
+            self._program = Program(self.kernel_name, [], root)
+        p = self._program
+        p.params = [Param(i, v.storage.name, v,
+                          tuple(d for d, e in enumerate(v.shape) if not isinstance(e, Const)))
+                    for i, v in sorted(self.params.items())]
+        p.locals = [s for s in self.storages if s.kind is StorageKind.LOCAL]
+        p.cache_policies = self.cache_policies
+        return p
 
     def record(self, opcode: str, inputs: tuple[TensorValue, ...],
                outputs: tuple[TensorValue, ...], attrs: dict[str, Any],
@@ -280,6 +322,11 @@ class Tracer:
 
 
 def new_program(tracer: Tracer, params: list, root: Loop) -> Program:
-    locals_ = [s for s in tracer.storages if s.kind is StorageKind.LOCAL]
-    return Program(tracer.kernel_name, params, root, locals_, tracer.cache_policies)
+    """The finished Program of a trace (the object `get_current_function` handed out during
+    the trace, completed), remembered as the context's last traced program."""
+    program = tracer.program()
+    program.params = list(params)
+    program.root = root
+    LAST_PROGRAM.set(program)
+    return program
 

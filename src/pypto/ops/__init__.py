@@ -10,11 +10,12 @@ from pypto.ops import creation as _creation
 from pypto.ops import elementwise as _ew
 from pypto.ops import index as _index
 from pypto.ops import matmul as _matmul
+from pypto.ops import quant as _quant
 from pypto.ops import reduce as _reduce
 from pypto.ops import shape as _shape
 from pypto.ops.core import REGISTRY as REGISTRY
 
-FAMILIES = (_cast, _creation, _ew, _index, _matmul, _reduce, _shape)
+FAMILIES = (_cast, _creation, _ew, _index, _matmul, _quant, _reduce, _shape)
 
 # Tensor methods that forward to the function of the same name (first argument = self).
 _METHODS = [
@@ -27,7 +28,7 @@ _METHODS = [
     "transpose", "cumsum", "cumprod", "triu", "tril", "expand_clone", "pad", "fillpad",
     "gather", "scatter", "scatter_", "scatter_update", "index_add", "index_add_", "topk",
     "cast", "clip", "pow", "isnan", "isfinite", "gcd", "argsort", "index_select",
-    "triu_", "tril_", "gathermask", "index_put_",
+    "triu_", "tril_", "gathermask", "index_put_", "axpy_", "ceil_div", "quant_mx", "copy",
 ]
 
 

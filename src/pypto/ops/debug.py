@@ -1,4 +1,5 @@
-"""Debug ops: print or save tensor values at run time (`pass_verify_print`, `pass_verify_save`).
+"""Debug ops: print or save tensor values at run time (`pass_verify_print`, `pass_verify_save`),
+and the print format (`set_print_options`).
 
 They are recorded like other ops, so the values shown are the ones of each root-function
 instance that reaches them, in program order; `cond` (an int or SymbolicScalar) selects the
@@ -12,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from pypto.errors import PyptoTypeError
+from pypto.errors import PyptoTypeError, PyptoValueError
+from pypto.frontend.options import get_global_config, set_global_config
 from pypto.frontend.tensor import Tensor
 from pypto.ops.core import NONE, emit, register
 from pypto.symbolic import SymbolicScalar, as_expr
@@ -24,6 +26,42 @@ def _cond(cond: Any) -> Any:
     raise PyptoTypeError(f"cond must be an int or SymbolicScalar, got {cond!r}")
 
 
+_PRINT_DEFAULTS = {"edgeitems": 3, "precision": 4, "threshold": 10, "linewidth": 10}
+_PRINT_KEY = "print_options"
+
+
+def set_print_options(*, edgeitems: int = 3, precision: int = 4, threshold: int = 10,
+                      linewidth: int = 10) -> None:
+    """Set how `pass_verify_print` formats tensors (all four values; omitted ones take their
+    defaults). They are numpy's `array2string` settings: a tensor with more than `threshold`
+    elements is summarised to `edgeitems` items at each end of every dim, floats show
+    `precision` digits after the point, and lines wrap at `linewidth` characters. The values
+    live in the global option scope and apply to prints that run after this call."""
+    values = {"edgeitems": edgeitems, "precision": precision, "threshold": threshold,
+              "linewidth": linewidth}
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise PyptoTypeError(f"set_print_options: {name} must be an int, got {v!r}")
+        low = 1 if name == "linewidth" else 0
+        if v < low:
+            raise PyptoValueError(f"set_print_options: {name} must be >= {low}, got {v}")
+    set_global_config(_PRINT_KEY, values)
+
+
+def get_print_options() -> dict[str, int]:
+    """The current `set_print_options` values (the defaults until it is called)."""
+    return dict(get_global_config(_PRINT_KEY) or _PRINT_DEFAULTS)
+
+
+def _format(arr: np.ndarray) -> str:
+    o = get_print_options()
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "biufc":  # BF16 / FP8 (ml_dtypes): format their FP32 values
+        arr = arr.astype(np.float32)
+    return np.array2string(arr, threshold=o["threshold"], edgeitems=o["edgeitems"],
+                           precision=o["precision"], max_line_width=o["linewidth"])
+
+
 @register("PRINT", core=NONE, widen=False)
 def _print_compute(xs: list, at: dict) -> None:
     if not at["cond"]:
@@ -31,8 +69,7 @@ def _print_compute(xs: list, at: dict) -> None:
     parts = []
     it = iter(xs)
     for item in at["items"]:
-        parts.append(np.array2string(next(it), threshold=64, edgeitems=3) if item is None
-                     else str(item))
+        parts.append(_format(next(it)) if item is None else str(item))
     where = f" ({at['_loc'].short()})" if at.get("_loc") else ""
     print(f"[pypto print{where}] " + " ".join(parts), file=sys.stdout)
     return None

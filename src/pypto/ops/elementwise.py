@@ -1,4 +1,5 @@
-"""Elementwise ops: arithmetic, math, comparisons, selection, activations.
+"""Elementwise ops: arithmetic (incl. ceil_div and the in-place axpy_), math, comparisons,
+selection, activations.
 
 Shape: numpy broadcasting with ranks aligned from the right; operands of one shape may carry
 different valid extents, and the result is computed on (and valid over) the smallest. Dtype: two
@@ -14,11 +15,11 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto.dtypes import DataType, check_supported, is_float, is_int, to_numpy
-from pypto.errors import PyptoTypeError, PyptoValueError
+from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
-from pypto.ops.core import (broadcast_shapes, broadcast_valid, crop_inputs, emit1, register,
-                            scalar_dtype_check, value_of)
+from pypto.ops.core import (broadcast_shapes, broadcast_valid, crop_inputs, emit1, emit_write,
+                            register, scalar_dtype_check, value_of)
 from pypto.symbolic import Const, Expr, SymbolicScalar
 
 
@@ -167,6 +168,106 @@ def add(input: Any, other: Any, *, alpha: int | float = 1) -> Tensor:
 def sub(input: Any, other: Any, *, alpha: int | float = 1) -> Tensor:
     """input - alpha * other, with broadcasting, rounded once (`alpha` is the 0.2.0 keyword)."""
     return _binary("sub", "SUB", input, other, attrs=_alpha("sub", alpha, input, other))
+
+
+# --------------------------------------------------------------------------------------------
+# ceil_div and axpy_
+
+_CEIL_DIV_DTYPES = (DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32)
+_CEIL_DIV_LIMIT = 1 << 24
+
+
+def _ceil_div_exact(op: str, x: Any, y: Any, loc: Any) -> np.ndarray:
+    """ceil(x / y) of integer arrays, after checking the contract's value range and y != 0."""
+    x64, y64 = np.asarray(x, np.int64), np.asarray(y, np.int64)
+    for what, a in (("self", x64), ("other", y64)):
+        if a.size and int(np.max(np.abs(a))) > _CEIL_DIV_LIMIT:
+            bad = int(a.flat[int(np.argmax(np.abs(a)))])
+            raise PyptoRuntimeError(f"{op}: {what} holds {bad}, outside [-2^24, 2^24] (values "
+                                    f"must convert to FP32 exactly)", loc)
+    if y64.size and not np.all(y64):
+        raise PyptoRuntimeError(f"{op}: other holds 0 (division by zero)", loc)
+    return -((-x64) // y64)
+
+
+@register("CEIL_DIV", crop=True)
+def _ceil_div_compute(xs: list, at: dict) -> np.ndarray:
+    return _ceil_div_exact("ceil_div", xs[0], xs[1], at.get("_loc"))
+
+
+@register("CEIL_DIVS")
+def _ceil_div_scalar_compute(xs: list, at: dict) -> np.ndarray:
+    return _ceil_div_exact("ceil_div", xs[0], at["scalar"], at.get("_loc"))
+
+
+def ceil_div(self: Any, other: Any) -> Tensor:
+    """ceil(self / other) of integer tensors, elementwise with broadcasting (`other` may also be
+    a Python int). Both tensors must have the same dtype, DT_INT8, DT_INT16 or DT_INT32; the
+    result has that dtype. As on the NPU, where the quotient is computed in FP32, every value of
+    both operands must lie in [-2^24, 2^24] and `other` must not be 0: a value outside that
+    range or a zero divisor raises `PyptoRuntimeError` when the kernel runs (a scalar `other`
+    is checked while tracing). Within the range the result is the exact integer ceiling."""
+    op = "ceil_div"
+    v = value_of(self, op, "self")
+    if v.dtype not in _CEIL_DIV_DTYPES:
+        raise PyptoTypeError(f"{op}: self must be a DT_INT8, DT_INT16 or DT_INT32 tensor, got "
+                             f"{v.dtype.name}")
+    if not isinstance(other, Tensor):
+        if isinstance(other, bool) or not isinstance(other, int):
+            raise PyptoTypeError(f"{op}: other must be a Tensor or an int, got "
+                                 f"{type(other).__name__}")
+        if other == 0:
+            raise PyptoValueError(f"{op}: other is 0 (division by zero)")
+        if not -_CEIL_DIV_LIMIT <= other <= _CEIL_DIV_LIMIT:
+            raise PyptoValueError(f"{op}: other = {other} is outside [-2^24, 2^24]")
+    return _binary(op, "CEIL_DIV", self, other)
+
+
+@register("AXPY_", writes=True)
+def _axpy_compute(dst: np.ndarray, xs: list, at: dict) -> None:
+    valid = [max(0, min(int(n), s)) for n, s in zip(at["valid"], dst.shape)]
+    region = tuple(slice(0, n) for n in valid)
+    x = crop_inputs(xs, valid)[0]
+    alpha = _as_element(at["alpha"], at["dtype"], np.dtype(np.float32))
+    y = dst[region].astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        dst[region] = (y + np.asarray(x, np.float32) * alpha).astype(dst.dtype)
+
+
+_AXPY_DTYPES = (DataType.DT_FP32, DataType.DT_FP16, DataType.DT_BF16)
+
+
+def axpy_(y: Any, x: Any, alpha: int | float = 1.0) -> Tensor:
+    """y += alpha * x, in place: writes into `y`'s storage and returns `y`.
+
+    `y` and `x` are DT_FP32, DT_FP16 or DT_BF16 of one dtype, or `y` DT_FP32 with `x` DT_FP16.
+    They have the same rank (1 to 4); `x` broadcasts to `y` (each dim of `x` equals `y`'s or is
+    1) but `y` never broadcasts. `alpha` (int or float) is first rounded to `y`'s dtype; the
+    update is computed in FP32 (alpha * x, then + y) and rounded once to `y`'s dtype. Only the
+    region where `y` and the non-broadcast dims of `x` are valid is updated. Earlier views of
+    `y` keep their values; later reads of `y` see the update (program order)."""
+    op = "axpy_"
+    vy, vx = value_of(y, op, "y"), value_of(x, op, "x")
+    for what, v in (("y", vy), ("x", vx)):
+        if v.dtype not in _AXPY_DTYPES:
+            raise PyptoTypeError(f"{op}: {what} must be DT_FP32, DT_FP16 or DT_BF16, got "
+                                 f"{v.dtype.name}")
+    if vx.dtype != vy.dtype and not (vy.dtype is DataType.DT_FP32
+                                     and vx.dtype is DataType.DT_FP16):
+        raise PyptoTypeError(f"{op}: x dtype {vx.dtype.name} cannot update a {vy.dtype.name} y "
+                             f"(same dtype, or y DT_FP32 with x DT_FP16)")
+    if vx.rank != vy.rank or not 1 <= vy.rank <= 4:
+        raise PyptoValueError(f"{op}: y and x must have the same rank, 1 to 4 (got {vy.rank} and "
+                              f"{vx.rank})")
+    for d, (a, b) in enumerate(zip(vy.shape, vx.shape)):
+        if b != a and b != Const(1):
+            raise PyptoValueError(f"{op}: x dim {d} ({b!r}) does not broadcast to y dim {d} "
+                                  f"({a!r}); y is updated in place and does not broadcast")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise PyptoTypeError(f"{op}: alpha must be an int or float, got {alpha!r}")
+    valid = broadcast_valid([vy, vx], vy.shape)
+    emit_write("AXPY_", vy, [vx], {"alpha": alpha, "dtype": vy.dtype, "valid": valid}, op=op)
+    return y
 
 
 def _int_only(op: str, t: Any) -> None:

@@ -3,8 +3,8 @@ from pypto.ops import _install_done  # noqa: F401  (installs the Tensor methods 
 from pypto.ops.cast import cast
 from pypto.ops.creation import arange, full, ones, zeros
 from pypto.ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
-                                   bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
-                                   bitwise_right_shift, bitwise_xor, cbrt, ceil, clip,
+                                   axpy_, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                                   bitwise_right_shift, bitwise_xor, cbrt, ceil, ceil_div, clip,
                                    copysign, cos, cosh, div, eq, erf, erfc, exp, exp2,
                                    expand_exp_dif, expm1, floor, floor_div, fmod, gcd, ge,
                                    greater, gt, hypot, isfinite, isnan, le, log, log1p, log2,
@@ -16,10 +16,12 @@ from pypto.ops.index import (argsort, gather, gathermask, index_add, index_add_,
                              index_select, one_hot, scatter, scatter_, scatter_update, topk,
                              tril, tril_, triu, triu_)
 from pypto.ops.matmul import matmul
+from pypto.ops.quant import dequantize, quant_mx, quantize
 from pypto.ops.reduce import (amax, amin, argmax, argmin, cumprod, cumsum, mean, prod,
                               rms_norm, softmax, sum, var)
-from pypto.ops.shape import (assemble, clone, concat, expand_clone, fillpad, move, pad,
-                             permute, reshape, squeeze, transpose, unsqueeze, view)
+from pypto.ops.shape import (assemble, atomic_add, clone, concat, deinterleave, expand_clone,
+                             fillpad, interleave, move, pack, pad, permute, reshape, squeeze,
+                             transpose, unpack, unsqueeze, view)
 
 __all__ = [
     "cast", "arange", "full", "ones", "zeros", "abs", "acos", "acosh", "add", "asin", "asinh",
@@ -35,4 +37,6 @@ __all__ = [
     "fillpad", "move", "pad", "permute", "reshape", "squeeze", "transpose", "unsqueeze", "view",
     "argsort", "gather", "gathermask", "index_add", "index_add_", "index_put_", "index_select",
     "one_hot", "scatter", "scatter_", "scatter_update", "topk", "tril", "tril_", "triu", "triu_",
+    "axpy_", "ceil_div", "atomic_add", "interleave", "deinterleave", "pack", "unpack",
+    "quantize", "dequantize", "quant_mx",
 ]

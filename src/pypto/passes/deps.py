@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from pypto.ops.core import REGISTRY
 from pypto.passes.tile_graph import FUSE, GM, ORDER, Region, TileGraph, TileOp, overlaps
 
 
@@ -34,15 +35,9 @@ def gm_resident_storages(graph: TileGraph) -> set[int]:
                 out.add(r.value.storage.id)
         if op.kind == "copy_out":
             out.add(op.output.value.storage.id)
-        if op.kind == "whole":
-            for v in op.src.outputs:
-                if v.storage is not (op.output.value.storage if op.output else None) or \
-                        op.src.opcode in _IN_PLACE:
-                    out.add(v.storage.id)
+        if op.kind == "whole" and REGISTRY[op.src.opcode].writes:
+            out.update(v.storage.id for v in op.src.outputs)
     return out
-
-
-_IN_PLACE = {"ASSEMBLE", "SET_ELEMENT"}
 
 
 def link(graph: TileGraph) -> TileGraph:
