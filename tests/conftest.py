@@ -1,6 +1,12 @@
 """Shared test setup: every test runs in a scratch directory, so `output/` dumps never land in
 the checkout."""
+import os
+
 import pytest
+
+# Every kernel call in the suite (and in example subprocesses, which inherit the environment)
+# also runs the reference executor and requires the tile executor to agree with it.
+os.environ.setdefault("OPENPTO_CHECK_EXECUTORS", "1")
 
 
 @pytest.fixture(autouse=True)

@@ -30,6 +30,7 @@ from pypto.ir.program import Param, Program
 from pypto.ir.tensor import StorageKind
 from pypto.machine.spec import load as machine_spec
 from pypto.passes import CompiledProgram, compile_program
+from pypto.runtime import differential
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.tile_executor import TileExecutor
 from pypto.symbolic import SymbolicScalar, sym_max, sym_min
@@ -321,9 +322,13 @@ class JitKernel:
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
         if opt.lookup("runtime.executor", "tile") == "reference":
             executor = ReferenceExecutor(program, symbols, arrays)
+            executor.run()
+        elif differential.enabled():
+            executor = differential.run_checked(program, self._compiled[id(program)], symbols,
+                                                arrays)
         else:
             executor = TileExecutor(self._compiled[id(program)], symbols, arrays)
-        executor.run()
+            executor.run()
         self.last_executor = executor
 
 
