@@ -12,9 +12,11 @@ Takes a `TileGraph` with ops → the same graph with `edges`. Two kinds of edge:
 """
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 from pypto.ops.core import REGISTRY
+from pypto.symbolic import Const
 from pypto.passes.tile_graph import FUSE, GM, ORDER, Region, TileGraph, TileOp, overlaps
 
 
@@ -40,23 +42,78 @@ def gm_resident_storages(graph: TileGraph) -> set[int]:
     return out
 
 
+class _RegionIndex:
+    """Tile ops with the region each touches, indexed by grid cell when the regions tile the
+    tensor uniformly with constant offsets (the usual case), so that finding the ops touching a
+    region is a lookup, not a scan of every earlier tile."""
+
+    def __init__(self) -> None:
+        self.ops: list[TileOp] = []
+        self.regions: dict[int, Region] = {}
+        self.cells: dict[tuple[int, ...], list[TileOp]] | None = {}
+        self.tile: tuple[int, ...] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.ops)
+
+    def add(self, op: TileOp, region: Region | None = None) -> None:
+        r = region if region is not None else op.output
+        self.ops.append(op)
+        self.regions[op.id] = r
+        if self.cells is None:
+            return
+        offs = _const_offsets(r)
+        if op.kind == "whole" or offs is None or not r.shape or (
+                self.tile is not None and r.shape != self.tile):
+            self.cells = None
+            return
+        self.tile = r.shape
+        if any(o % t for o, t in zip(offs, r.shape)):
+            self.cells = None
+            return
+        self.cells.setdefault(tuple(o // t for o, t in zip(offs, r.shape)), []).append(op)
+
+    def overlapping(self, region: Region, everything: bool) -> list[TileOp]:
+        if not self.ops:
+            return []
+        offs = _const_offsets(region)
+        if everything or self.cells is None or offs is None or len(offs) != len(self.tile):
+            return [p for p in self.ops if everything or p.kind == "whole"
+                    or _touches(self.regions[p.id], region)]
+        ranges = [range(o // t, -(-(o + s) // t)) for o, s, t in zip(offs, region.shape,
+                                                                    self.tile)]
+        found = []
+        for cell in itertools.product(*ranges):
+            found.extend(self.cells.get(cell, ()))
+        found.sort(key=lambda p: p.id)
+        return found
+
+
+def _const_offsets(r: Region) -> tuple[int, ...] | None:
+    out = []
+    for o in r.offsets:
+        if not isinstance(o, Const):
+            return None
+        out.append(o.value)
+    return tuple(out)
+
+
 def link(graph: TileGraph) -> TileGraph:
     pairs: dict[tuple[int, int, int], list[tuple[TileOp, TileOp]]] = defaultdict(list)
-    accesses: dict[int, list[tuple[TileOp, Region, bool]]] = defaultdict(list)  # storage id
-    produced_so_far: dict[int, list[TileOp]] = defaultdict(list)
+    accesses: dict[int, _Accesses] = defaultdict(_Accesses)  # storage id
+    produced_so_far: dict[int, _RegionIndex] = defaultdict(_RegionIndex)
     gm = graph.gm_storages = gm_resident_storages(graph)
 
     for op in graph.ops:
         for region in op.inputs:
             producers = produced_so_far.get(region.value.id)
-            for p in producers or ():
-                if op.kind == "whole" or p.kind == "whole" or _touches(p.output, region):
-                    pairs[(p.src.id, op.src.id, region.value.id)].append((p, op))
+            for p in producers.overlapping(region, op.kind == "whole") if producers else ():
+                pairs[(p.src.id, op.src.id, region.value.id)].append((p, op))
             if not producers or region.value.storage.id in gm:
                 _order(graph, accesses[region.value.storage.id], op, region, write=False)
         if op.output is not None:
             if op.kind != "copy_out":
-                produced_so_far[op.output.value.id].append(op)
+                produced_so_far[op.output.value.id].add(op)
             if op.kind == "copy_out" or op.output.value.storage.id in gm:
                 _order(graph, accesses[op.output.value.storage.id], op, op.output, write=True)
         if op.kind == "whole":
@@ -70,14 +127,26 @@ def link(graph: TileGraph) -> TileGraph:
     return graph
 
 
-def _order(graph: TileGraph, history: list, op: TileOp, region: Region, write: bool) -> None:
-    """Edges from earlier conflicting accesses of the same storage, then record this one."""
-    for prev, prev_region, prev_write in history:
-        if prev is op or not (write or prev_write):
-            continue
-        if _touches(prev_region, region):
+class _Accesses:
+    """Earlier reads and writes of one storage, for ordering edges."""
+
+    def __init__(self) -> None:
+        self.reads = _RegionIndex()
+        self.writes = _RegionIndex()
+
+
+def _order(graph: TileGraph, history: _Accesses, op: TileOp, region: Region,
+           write: bool) -> None:
+    """Edges from earlier conflicting accesses of the same storage (read-after-write,
+    write-after-read, write-after-write), then record this one."""
+    whole = not region.shape
+    earlier = history.writes.overlapping(region, whole)
+    if write:
+        earlier = earlier + history.reads.overlapping(region, whole)
+    for prev in earlier:
+        if prev is not op:
             graph.edges.setdefault((prev.id, op.id), ORDER)
-    history.append((op, region, write))
+    (history.writes if write else history.reads).add(op, region)
 
 
 def _classify(graph: TileGraph, edges: list[tuple[TileOp, TileOp]]) -> None:

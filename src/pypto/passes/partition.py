@@ -6,7 +6,8 @@ topological order. Rules, in order:
    into one subgraph, whatever the dependency shape or latency; scoped subgraphs are then
    closed to automatic merging.
 2. Automatic merging along fusible edges (one-to-one, broadcast, partial-to-combine) when the
-   core types match and the merged latency estimate stays within `pg_upper_bound` cycles.
+   core types match and the merged latency estimate stays within `pg_upper_bound` cycles (or
+   one side adds no latency: a copy-out joins its producer even past the bound).
 3. Never merge when it would make the subgraph graph cyclic; "whole" ops stay alone.
 """
 from __future__ import annotations
@@ -27,8 +28,11 @@ class _Sets:
         self.members = {op.id: [op.id] for op in graph.ops}
         self.latency = {op.id: op.latency for op in graph.ops}
         self.succ: dict[int, list[int]] = defaultdict(list)
+        self.pred: dict[int, list[int]] = defaultdict(list)
         for (p, c) in graph.edges:
             self.succ[p].append(c)
+            self.pred[c].append(p)
+        self.last = {op.id: self.pos[op.id] for op in graph.ops}  # max position per set
 
     def find(self, x: int) -> int:
         while self.parent[x] != x:
@@ -36,10 +40,19 @@ class _Sets:
             x = self.parent[x]
         return x
 
+    def _fed_only_by(self, single: int, other: int) -> bool:
+        """A one-op set that comes after every op of `other` and whose producers are all in
+        `other` cannot close a cycle with it (edges only go forward in program order)."""
+        members = self.members[single]
+        return (len(members) == 1 and self.last[other] < self.pos[members[0]]
+                and all(self.find(p) == other for p in self.pred[members[0]]))
+
     def cyclic_if_merged(self, a: int, b: int) -> bool:
         """Whether some path leaves one set and comes back into the other."""
+        if self._fed_only_by(b, a) or self._fed_only_by(a, b):
+            return False
         for src, dst in ((a, b), (b, a)):
-            limit = max(self.pos[m] for m in self.members[dst])
+            limit = self.last[dst]
             stack, seen = [], set()
             for m in self.members[src]:
                 for s in self.succ[m]:
@@ -65,6 +78,7 @@ class _Sets:
         self.parent[rb] = ra
         self.members[ra].extend(self.members.pop(rb))
         self.latency[ra] += self.latency.pop(rb)
+        self.last[ra] = max(self.last[ra], self.last.pop(rb))
 
 
 def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
@@ -92,7 +106,10 @@ def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
             if not mergeable(p, c) or p.scope != -1 or c.scope != -1:
                 continue
             a, b = sets.find(p_id), sets.find(c.id)
-            if a == b or sets.latency[a] + sets.latency[b] > upper_bound:
+            # The bound stops growth; a zero-latency op (a copy-out) still joins its producer
+            # (one cube op over a long K is past the bound on its own).
+            la, lb = sets.latency[a], sets.latency[b]
+            if a == b or (la + lb > upper_bound and min(la, lb) > 0):
                 continue
             if not sets.cyclic_if_merged(a, b):
                 sets.union(a, b)

@@ -44,7 +44,9 @@ class Region:
 def window(value: TensorValue, offsets: tuple[Expr, ...], shape: tuple[int, ...]) -> Region:
     """The region of `value` at `offsets` of static `shape`, with the valid extent clamped to
     the value's valid shape."""
-    valid = tuple(binary("min", s, binary("max", 0, binary("sub", vs, o)))
+    valid = tuple(Const(min(s, max(0, vs.value - o.value)))
+                  if isinstance(vs, Const) and isinstance(o, Const)
+                  else binary("min", s, binary("max", 0, binary("sub", vs, o)))
                   for s, vs, o in zip(shape, value.valid_shape, offsets))
     return Region(value, offsets, shape, valid)
 
@@ -111,7 +113,10 @@ def overlaps(a_off: tuple[Expr, ...], a_shape: tuple[int, ...], b_off: tuple[Exp
     are assumed to overlap (a safe answer for dependencies)."""
     from pypto.symbolic import _const_diff
     for ao, asz, bo, bsz in zip(a_off, a_shape, b_off, b_shape):
-        d = _const_diff(ao, bo)
+        if isinstance(ao, Const) and isinstance(bo, Const):
+            d = ao.value - bo.value
+        else:
+            d = _const_diff(ao, bo)
         if d is None:
             continue
         if d >= bsz or -d >= asz:
