@@ -13,6 +13,7 @@ Simplification keeps sums and products in a polynomial normal form, so that for 
 from __future__ import annotations
 
 import contextvars
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -315,6 +316,53 @@ class EvalEnv:
                  read_element: Callable[[ElementRead, tuple[int, ...]], int] | None = None):
         self.values = dict(values or {})
         self.read_element = read_element
+
+
+_PY_CODE = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})",
+            "floordiv": "({} // {})", "mod": "({} % {})", "min": "_min({}, {})",
+            "max": "_max({}, {})", "eq": "int({} == {})", "ne": "int({} != {})",
+            "lt": "int({} < {})", "le": "int({} <= {})", "gt": "int({} > {})",
+            "ge": "int({} >= {})", "and": "int(bool({}) and bool({}))",
+            "or": "int(bool({}) or bool({}))"}
+_PY_UN_CODE = {"neg": "(-{})", "not": "int(not {})", "invert": "(~{})"}
+
+
+def _to_code(e: Expr, reads: list[ElementRead]) -> str:
+    if isinstance(e, Const):
+        return repr(e.value)
+    if isinstance(e, Sym):
+        return f"V[{e.name!r}]"
+    if isinstance(e, Bin):
+        return _PY_CODE[e.op].format(_to_code(e.a, reads), _to_code(e.b, reads))
+    if isinstance(e, Un):
+        return _PY_UN_CODE[e.op].format(_to_code(e.a, reads))
+    if isinstance(e, Select):
+        return (f"({_to_code(e.a, reads)} if {_to_code(e.cond, reads)} "
+                f"else {_to_code(e.b, reads)})")
+    if isinstance(e, ElementRead):
+        reads.append(e)
+        idx = ", ".join(_to_code(i, reads) for i in e.indices)
+        return f"R(E[{len(reads) - 1}], ({idx},))"
+    raise TypeError(f"not an expression: {e!r}")
+
+
+@functools.lru_cache(maxsize=65536)
+def compiled(e: Expr) -> Callable[[dict, Any], int]:
+    """`e` as a Python function of (symbol values, element reader).
+
+    NOTE: the executors evaluate the same offsets and valid extents once per root-function
+    instance, so the tree walk of `evaluate` is compiled to one lambda per expression."""
+    reads: list[ElementRead] = []
+    code = _to_code(e, reads)
+    return eval(f"lambda V, R: {code}", {"E": tuple(reads), "_min": min, "_max": max})
+
+
+def fast_evaluate(e: Expr, env: EvalEnv) -> int:
+    """`evaluate` through the compiled form; errors fall back to `evaluate` for the message."""
+    try:
+        return compiled(e)(env.values, env.read_element)
+    except (KeyError, ZeroDivisionError, TypeError):
+        return evaluate(e, env)
 
 
 def evaluate(e: Expr, env: EvalEnv) -> int:

@@ -72,6 +72,9 @@ class TileOp:
     # per input: read from the task's local buffer (True) or from GM (False); set once the
     # subgraphs are known
     local_inputs: list[bool] = field(default_factory=list)
+    # executor caches: the compiled window plan and the attributes when they are constant
+    plan: Any = field(default=None, repr=False, compare=False)
+    static_attrs: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         out = f"%{self.output.value.id}" if self.output else "-"

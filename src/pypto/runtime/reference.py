@@ -19,7 +19,7 @@ from pypto.ir.operation import Operation
 from pypto.ir.program import Block, If, Loop, Program, Seq
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.ops.core import REGISTRY
-from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, evaluate
+from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, fast_evaluate
 
 
 class ReferenceExecutor:
@@ -38,7 +38,7 @@ class ReferenceExecutor:
     def ev(self, e: Expr) -> int:
         if isinstance(e, Const):
             return e.value
-        return evaluate(e, self.env)
+        return fast_evaluate(e, self.env)
 
     def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
         return tuple(self.ev(d) for d in dims)

@@ -19,6 +19,7 @@ from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime.reference import ReferenceExecutor
+from pypto.symbolic import Expr, _to_code
 
 
 class TileExecutor(ReferenceExecutor):
@@ -48,10 +49,23 @@ class TileExecutor(ReferenceExecutor):
             else:
                 self._compute(op, local, escaping)
 
-    def _read(self, region: Region, from_local: bool, local: dict, op: TileOp) -> np.ndarray:
+    def _windows(self, op: TileOp) -> tuple:
+        """(offsets, valid extents) of every input region, then of the output, evaluated for
+        this root instance in one call of the op's compiled plan."""
+        plan = op.plan
+        if plan is None:
+            plan = op.plan = _compile_plan(op)
+        try:
+            return plan(self.env.values, self.env.read_element)
+        except (KeyError, ZeroDivisionError, TypeError):
+            regions = list(op.inputs) + ([op.output] if op.output is not None else [])
+            return tuple((tuple(self.ev(o) for o in r.offsets),
+                          tuple(max(0, min(self.ev(v), n)) for v, n in zip(r.valid, r.shape)))
+                         for r in regions)
+
+    def _read(self, region: Region, from_local: bool, local: dict, op: TileOp,
+              offs: tuple[int, ...], valid: tuple[int, ...]) -> np.ndarray:
         arr = local[region.value.id] if from_local else self.array_of(region.value, op.src)
-        offs = [self.ev(o) for o in region.offsets]
-        valid = [max(0, min(self.ev(v), s)) for v, s in zip(region.valid, region.shape)]
         window = tuple(slice(min(o, n), min(o + v, n)) for o, v, n in zip(offs, valid, arr.shape))
         got = arr[window]
         if got.shape != tuple(valid):  # a view reaching past the physical edge reads zeros
@@ -77,19 +91,29 @@ class TileExecutor(ReferenceExecutor):
             arr = self.arrays[s.id] = np.zeros(self.shape(s.shape), dtype=to_numpy(s.dtype))
         return self.array_of(v, None)
 
+    def _attrs(self, op: TileOp) -> dict:
+        static = op.static_attrs
+        if static is not None:
+            return dict(static)
+        attrs = {k: self._attr(a) for k, a in op.src.attrs.items()}
+        attrs.update({k: self._attr(a) for k, a in op.attrs.items()})
+        if not any(_has_expr(a) for a in list(op.src.attrs.values()) + list(op.attrs.values())):
+            op.static_attrs = dict(attrs)
+        return attrs
+
     def _compute(self, op: TileOp, local: dict, escaping: set[int]) -> None:
         src = op.src
         opdef = REGISTRY[op.opcode]
+        windows = self._windows(op)
         arrays = []
-        for r, from_local in zip(op.inputs, op.local_inputs):
-            a = self._read(r, from_local, local, op)
+        for r, from_local, (offs, valid) in zip(op.inputs, op.local_inputs, windows):
+            a = self._read(r, from_local, local, op, offs, valid)
             if opdef.widen and is_low_precision(r.value.dtype):
                 a = a.astype(compute_dtype(r.value.dtype))
             arrays.append(a)
         out = op.output
-        out_valid = tuple(max(0, min(self.ev(v), s)) for v, s in zip(out.valid, out.shape))
-        attrs = {k: self._attr(a) for k, a in src.attrs.items()}
-        attrs.update({k: self._attr(a) for k, a in op.attrs.items()})
+        offs, out_valid = windows[-1]
+        attrs = self._attrs(op)
         attrs["_in_valid"] = [a.shape for a in arrays]
         attrs["_out_valid"] = out_valid
         attrs["_loc"] = src.loc
@@ -107,18 +131,43 @@ class TileExecutor(ReferenceExecutor):
         if result.dtype != target:
             with np.errstate(all="ignore"):
                 result = result.astype(target)
-        offs = [self.ev(o) for o in out.offsets]
         window = tuple(slice(o, o + n) for o, n in zip(offs, out_valid))
         self._target(out, local)[window] = result
         if out.value.id in escaping:
             self._gm(out)[window] = result
 
     def _copy_out(self, op: TileOp, local: dict) -> None:
-        data = self._read(op.inputs[0], op.local_inputs[0], local, op)
+        windows = self._windows(op)
+        data = self._read(op.inputs[0], op.local_inputs[0], local, op, *windows[0])
         if is_low_precision(op.inputs[0].value.dtype) and data.dtype != to_numpy(
                 op.inputs[0].value.dtype):
             data = data.astype(to_numpy(op.inputs[0].value.dtype))
         dst = self._destination(op.output.value, op.src)
-        offsets = [self.ev(o) for o in op.output.offsets]
+        offsets = windows[1][0]
         REGISTRY["ASSEMBLE"].compute(dst, [data], {"offsets": offsets, "_loc": op.src.loc})
         self.written.add(op.output.value.storage.id)
+
+
+def _has_expr(x: object) -> bool:
+    if isinstance(x, Expr):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_expr(v) for v in x)
+    return False
+
+
+def _compile_plan(op: TileOp):
+    """One Python function returning ((offsets, clipped valid) per input region, then output).
+
+    NOTE: built once per tile op and kept on it; it turns ~10 symbolic tree walks per tile op
+    and root instance into one call."""
+    reads: list = []
+    parts = []
+    regions = list(op.inputs) + ([op.output] if op.output is not None else [])
+    for r in regions:
+        offs = ", ".join(_to_code(o, reads) for o in r.offsets)
+        valid = ", ".join(f"_max(0, _min({_to_code(v, reads)}, {n}))"
+                          for v, n in zip(r.valid, r.shape))
+        parts.append(f"(({offs}{',' if r.offsets else ''}), ({valid}{',' if r.valid else ''}))")
+    code = f"lambda V, R: ({', '.join(parts)}{',' if parts else ''})"
+    return eval(code, {"E": tuple(reads), "_min": min, "_max": max})
