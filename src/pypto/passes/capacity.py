@@ -5,7 +5,9 @@ op, its source line, its TileShape, the bytes needed against the buffer size, an
 TileShape that fits. Vector tiles live in UB: every tile must fit (the "Alloc" check) and one
 op's distinct buffers must fit together (the "op in/out" check; an output may reuse an input
 of the same size, so a binary op needs two buffers). Cube tiles must satisfy the L0A/L0B/L0C/L1
-limits of the cube TileShape (compiler_runtime 3.2).
+limits of the cube TileShape (compiler_runtime 3.2). The limits are those of the TileShape, not
+of the (possibly clipped) block: a split-K chunk op holds at most min(kAL1, kBL1) of K in L1,
+within the checked kAL1/kBL1 sizes, and its partial-sum adds are vector ops checked against UB.
 """
 from __future__ import annotations
 

@@ -11,7 +11,9 @@ Rules:
 - reductions: a grid over the input with the reduce axes whole when the tile covers them;
   otherwise one partial reduction per input tile into an FP32 partial tensor plus one combine
   per output tile (this is what makes split reduce axes cost more);
-- matmul: one cube tile op per (mL1, nL1) output block (per batch index), reading the whole K;
+- matmul: one cube tile op per (mL1, nL1) output block (per batch index), reading the whole K,
+  its L1/L0 steps recorded as a `cube.CubePlan`; with enable_split_k one cube tile op per kL1
+  chunk into an FP32/INT32 partial tensor, then vector add chains into the output;
 - assemble / move: one copy-out per tile of the source (its producer's tiling when it has one).
 """
 from __future__ import annotations
@@ -19,12 +21,13 @@ from __future__ import annotations
 import itertools
 from typing import Any, Iterator
 
-from pypto.dtypes import DataType, is_float, is_low_precision
+from pypto.dtypes import DataType, bytes_of, is_float, is_low_precision
 from pypto.ir.operation import Operation
 from pypto.ir.program import Block
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.machine.spec import MachineSpec
 from pypto.ops import elementwise as _ew
+from pypto.passes.cube import CubePlan
 from pypto.passes.tile_graph import AIC, AIV, Region, TileGraph, TileOp, window
 from pypto.symbolic import Const, Expr, binary
 
@@ -293,47 +296,110 @@ class Expander:
         return TensorValue(next(self.ids), dims, dtype, valid, storage, name)
 
     def matmul(self, op: Operation) -> bool:
+        """One cube tile op per (mL1, nL1) output block (per batch index) over the whole K,
+        with its inner steps in `attrs["cube_plan"]` (passes/cube.py). With enable_split_k,
+        one cube tile op per kL1 chunk of K instead, each writing an FP32/INT32 partial block,
+        then a chain of vector adds per output tile: acc = p0 + p1, acc = acc + p2, ..."""
         a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
         sa, sb, so = _static(a.shape), _static(b.shape), _static(out.shape)
         cube = op.tile.cube
         if cube is None or sa is None or sb is None or so is None:
             return False
-        at, bt = op.attrs["a_trans"], op.attrs["b_trans"]
-        mL1, nL1 = cube.m[1], cube.n[1]
-        K = sa[-2] if at else sa[-1]
+        if any(_static(v.shape) is None for v in op.inputs[2:]):
+            return False
+        K = sa[-2] if op.attrs["a_trans"] else sa[-1]
         batch = so[:-2]
-        k0 = self.spec.cube["k0"].get(a.dtype.name[3:].lower(), 16)
+        # Split-K chunks: both operands' L1 chunks hold a whole chunk (kL0 divides it).
+        chunk = min(cube.k[1], cube.k[2]) if cube.enable_split_k and len(op.inputs) == 2 else K
+        spans = [(k0, min(chunk, K - k0)) for k0 in range(0, K, chunk)] or [(0, K)]
+        partial = None
+        if len(spans) > 1:
+            valid = (Const(len(spans)),) + tuple(out.valid_shape)
+            partial = self._synthetic((len(spans),) + so, out.dtype, valid,
+                                      f"{out.name or 't'}_splitk_partial")
         for bidx in itertools.product(*(range(n) for n in batch)):
-            for m0 in range(0, so[-2], mL1):
-                for n0 in range(0, so[-1], nL1):
-                    m, n = min(mL1, so[-2] - m0), min(nL1, so[-1] - n0)
-                    inputs = [self._operand(a, bidx, batch, (m0, m), K, at, True),
-                              self._operand(b, bidx, batch, (n0, n), K, bt, False)]
-                    for extra in op.inputs[2:]:
-                        es = _static(extra.shape)
-                        eo = tuple(Const(0) for _ in es[:-1]) + (Const(n0),)
-                        inputs.append(self.read(extra, eo, es[:-1] + (n,)))
+            for m0 in range(0, so[-2], cube.m[1]):
+                for n0 in range(0, so[-1], cube.n[1]):
+                    m, n = min(cube.m[1], so[-2] - m0), min(cube.n[1], so[-1] - n0)
                     o = tuple(Const(x) for x in bidx) + (Const(m0), Const(n0))
-                    region = window(out, o, tuple(1 for _ in bidx) + (m, n))
-                    lat = (self.spec.cube["issue_overhead"] + -(-m // 16) * -(-K // k0)
-                           * -(-n // 16))
-                    self.new_op("compute", "MATMUL", AIC, inputs, region, op,
-                                {"k_chunks": -(-K // cube.k[1])}, latency=lat)
+                    size = tuple(1 for _ in bidx) + (m, n)
+                    for c, span in enumerate(spans):
+                        region = (window(out, o, size) if partial is None else
+                                  window(partial, (Const(c),) + o, (1,) + size))
+                        self._cube_op(op, bidx, batch, (m0, m), (n0, n), span, region)
+        if partial is not None:
+            self._split_k_reduce(op, partial, len(spans))
         return True
 
+    def _cube_op(self, op: Operation, bidx: tuple[int, ...], batch: tuple[int, ...],
+                 ms: tuple[int, int], ns: tuple[int, int], ks: tuple[int, int],
+                 region: Region) -> TileOp:
+        """The cube tile op of output block (ms, ns) over the K range `ks` writing `region`."""
+        a, b = op.inputs[0], op.inputs[1]
+        cube = op.tile.cube
+        inputs = [self._operand(a, bidx, batch, ms, ks, op.attrs["a_trans"], True),
+                  self._operand(b, bidx, batch, ns, ks, op.attrs["b_trans"], False)]
+        if region.value is not op.outputs[0]:
+            # A split-K partial block has a leading chunk dim: the operands gain a size-1 dim
+            # in front, so the product has the partial region's rank.
+            inputs = [Region(r.value, r.offsets, r.shape, r.valid,
+                             (-1,) + (r.dims if r.dims is not None
+                                      else tuple(range(len(r.shape))))) for r in inputs]
+        for extra in op.inputs[2:]:  # bias: the block's columns
+            es = _static(extra.shape)
+            eo = tuple(Const(0) for _ in es[:-1]) + (Const(ns[0]),)
+            inputs.append(self.read(extra, eo, es[:-1] + (ns[1],)))
+        (m, k, n) = ms[1], ks[1], ns[1]
+        plan = CubePlan(m, n, k, min(cube.m[0], m), min(cube.n[0], n), cube.k[0], cube.k[1],
+                        cube.k[2], bytes_of(a.dtype), bytes_of(b.dtype),
+                        bytes_of(region.value.dtype))
+        k0 = self.spec.cube["k0"].get(a.dtype.name[3:].lower(), 16)
+        lat = self.spec.cube["issue_overhead"] + -(-m // 16) * -(-k // k0) * -(-n // 16)
+        return self.new_op("compute", "MATMUL", AIC, inputs, region, op,
+                           {"k_chunks": plan.k_chunks, "cube_plan": plan}, latency=lat)
+
+    def _split_k_reduce(self, op: Operation, partial: TensorValue, chunks: int) -> None:
+        """Sum the split-K partials into the output on the vector unit, one add chain per
+        output tile: acc = p0 + p1, acc = acc + p2, ... (the last add writes the output).
+        Tiled with the matmul's vec TileShape when its rank fits, else [128, 128]."""
+        out = op.outputs[0]
+        so = _static(out.shape)
+        tile = op.tile.vec
+        if tile is None or len(tile) not in (2, len(so)):
+            tile = (128, 128)
+        tile = (1,) * (len(so) - len(tile)) + tuple(tile)
+        dims = tuple(range(1, len(so) + 1))  # the adds see a partial block without its chunk dim
+        acc = None
+        for j in range(1, chunks):
+            target = out if j == chunks - 1 else self._synthetic(
+                so, out.dtype, tuple(out.valid_shape), f"{out.name or 't'}_splitk_acc{j}")
+            for offs, size in _grid(so, tile):
+                o = tuple(Const(x) for x in offs)
+
+                def part(c: int) -> Region:
+                    w = window(partial, (Const(c),) + o, (1,) + size)
+                    return Region(partial, w.offsets, w.shape, w.valid, dims)
+
+                lhs = part(0) if acc is None else window(acc, o, size)
+                region = window(target, o, size)
+                self.new_op("compute", "ADD", AIV, [lhs, part(j)], region, op,
+                            latency=self.vector_latency("ADD", region))
+            acc = target
+
     def _operand(self, v: TensorValue, bidx: tuple[int, ...], batch: tuple[int, ...],
-                 span: tuple[int, int], K: int, trans: bool, is_a: bool) -> Region:
-        """The rows (A) / columns (B) of one output block, over the whole K."""
+                 span: tuple[int, int], ks: tuple[int, int], trans: bool, is_a: bool) -> Region:
+        """The rows (A) / columns (B) of one output block, over the K range `ks`."""
         shape = _static(v.shape)
         k = len(batch) - (len(shape) - 2)
         bo = tuple(Const(0 if shape[i] == 1 else bidx[k + i]) for i in range(len(shape) - 2))
         bs = tuple(1 for _ in bo)
         start, size = span
+        k0, kn = ks
         # A is [M, K] ([K, M] when transposed); B is [K, N] ([N, K] when transposed).
         outer_first = is_a != trans
         if outer_first:
-            return self.read(v, bo + (Const(start), Const(0)), bs + (size, K))
-        return self.read(v, bo + (Const(0), Const(start)), bs + (K, size))
+            return self.read(v, bo + (Const(start), Const(k0)), bs + (size, kn))
+        return self.read(v, bo + (Const(k0), Const(start)), bs + (kn, size))
 
     def assemble(self, op: Operation) -> bool:
         src, dst = op.inputs[0], op.outputs[0]
