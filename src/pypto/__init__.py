@@ -5,6 +5,7 @@ from pypto._config import RunMode as RunMode
 from pypto.dtypes import DataType as DataType
 from pypto.dtypes import bytes_of as bytes_of
 from pypto.errors import PyptoError as PyptoError
+from pypto.errors import PyptoWarning as PyptoWarning
 from pypto.frontend.kernel import jit as jit
 from pypto.frontend.control import cond as cond
 from pypto.frontend.control import is_loop_begin as is_loop_begin

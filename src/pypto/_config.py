@@ -221,7 +221,8 @@ _SPECS: list[OptionSpec] = [
     OptionSpec("pass", "mg_vec_parallel_lb", int_range(0, 2**31 - 1), 48,
                "auto vec NBuffer target parallelism"),
     # host_options
-    OptionSpec("host", "compile_stage", int_range(0, 5), 0, "stop compilation after a stage"),
+    OptionSpec("host", "compile_stage", int_range(0, 5), 0,
+               "stop compilation after a stage; the kernel then does not run"),
     OptionSpec("host", "compile_monitor_enable", int_range(0, 2), 0, _NO_EFFECT_HOST),
     OptionSpec("host", "compile_timeout", int_range(1, 2**31 - 1), 600, _NO_EFFECT_HOST),
     OptionSpec("host", "compile_timeout_stage", int_range(-1, 2**31 - 1), -1, _NO_EFFECT_HOST),
@@ -240,7 +241,7 @@ _SPECS: list[OptionSpec] = [
     OptionSpec("verify", "pass_verify_error_tol", tolerance_pair, [1e-3, 1e-3], "[rtol, atol]"),
     # debug_options
     OptionSpec("debug", "compile_debug_mode", int_range(0, 2), 0,
-               "1/2: write program.json and a DOT per root function"),
+               "1/2: write program.json, a DOT and the stage graphs per root function"),
     OptionSpec("debug", "runtime_debug_mode", int_range(0, 4), 0,
                "1: write the swimlane of the simulated run"),
     OptionSpec("debug", "dump_pass_graph", any_value, None, "pass identifiers to dump"),

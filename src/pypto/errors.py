@@ -2,7 +2,8 @@
 
 Every error raised for bad input is a `PyptoError`. The concrete classes also derive from the
 builtin type PyPTO raises in the same situation (ValueError, TypeError, RuntimeError), so user
-code written against PyPTO that catches those keeps working.
+code written against PyPTO that catches those keeps working. Advice that does not stop a kernel
+(e.g. a TileShape so small that the expression table overflows) is a `PyptoWarning`.
 """
 from __future__ import annotations
 
@@ -72,6 +73,10 @@ class PyptoRuntimeError(PyptoError, RuntimeError):
 
 class ConcreteValueError(PyptoValueError):
     """A symbolic scalar was used where a Python value is needed."""
+
+
+class PyptoWarning(UserWarning):
+    """Advice about a kernel that still compiles and runs (issued with `warnings`)."""
 
 
 def user_facing(fn: Callable[..., T]) -> Callable[..., T]:

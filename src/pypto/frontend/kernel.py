@@ -4,6 +4,8 @@ Decoration checks the signature (tensor parameters first, no return value) and t
 dicts, but compiles nothing. Each call binds the caller's tensors against the annotations,
 builds the cache key from the static shapes, dtypes, non-tensor argument values and the option
 scope, traces the body on a miss, and runs the program. Dynamic dims never recompile.
+`host_options.compile_stage` other than ALL_COMPLETE stops compilation after that stage (see
+`pypto.passes.compile_program`): the kernel then does not run, and says so on stderr.
 `runtime_options` is held by reference, so a change after decoration takes effect.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ import inspect
 import os
 import sys
 import textwrap
+import time
 import types
 from typing import Any, Callable
 
@@ -176,6 +179,7 @@ class JitKernel:
         self.last_program: Program | None = None
         self.last_executor: Any = None
         self.compile_count = 0
+        self.compile_times: list[tuple[float, float]] = []  # (trace s, compile s) per compile
 
     def _signature(self, func: Callable, scope: dict[str, Any] | None) -> None:
         sig = inspect.signature(func)
@@ -267,19 +271,30 @@ class JitKernel:
                                 if not k.startswith("runtime."))))
             program = self._cache.get(key) if self.use_cache else None
             if program is None:
+                started = time.perf_counter()
                 program = self._trace(bound, others)
+                traced = time.perf_counter()
                 compiled = compile_program(program, machine_spec(opt.lookup("runtime.machine",
                                                                             "a2a3")),
-                                           opt.lookup("pass.pg_upper_bound"))
+                                           opt.lookup("pass.pg_upper_bound"),
+                                           stop_after=opt.lookup("host.compile_stage", 0))
                 self._cache[key] = program
                 self._compiled[id(program)] = compiled
                 self.compile_count += 1
+                self.compile_times.append((traced - started, time.perf_counter() - traced))
             self.last_program = program
             self.last_compiled = self._compiled[id(program)]
-            self._announce_run_mode()
             if opt.lookup("debug.compile_debug_mode", 0):
-                from pypto.ir.dump import dump_program
-                dump_program(program, output_dir())
+                from pypto.passes.dump import dump_compiled
+                dump_compiled(self.last_compiled, output_dir())
+            if self.last_compiled.stage != _config.CompStage.ALL_COMPLETE:
+                # PyPTO's compile_stage stops compilation: the kernel does not run.
+                stage = self.last_compiled.stage.name
+                print(f"[pypto] kernel '{self.__name__}' was compiled up to compile_stage "
+                      f"{stage} and not run (host_options.compile_stage); its outputs are "
+                      f"unchanged", file=sys.stderr)
+                return None
+            self._announce_run_mode()
             self._execute(program, bound, symbols)
         finally:
             opt.pop_scope(token)

@@ -24,6 +24,10 @@ from pypto.symbolic import BRANCH_DECIDER, Const, Expr
 
 MAX_BRANCHES_PER_PATH = 64
 MAX_PATHS_PER_LOOP = 4096
+# Pass options each op keeps (as current when recorded): the breadth merges read them per block
+# (passes/merge.py), so a set_pass_options inside a loop body affects that loop's roots only.
+MERGE_OPTION_KEYS = ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
+                     "mg_copyin_upper_bound", "mg_vec_parallel_lb")
 
 
 @dataclass(eq=False)
@@ -315,8 +319,9 @@ class Tracer:
         tile = TileConfig(opt.lookup("vec_tile_shapes"), opt.lookup("cube_tile_shapes"),
                           opt.lookup("matrix_size"))
         scope = opt.lookup("pass.sg_set_scope", -1)
+        merge = {k: v for k in MERGE_OPTION_KEYS if (v := opt.lookup("pass." + k)) is not None}
         op = Operation(self.next_id(), opcode, inputs, outputs, attrs, tile,
-                       scope, opt.lookup("semantic_label", ""), loc)
+                       scope, opt.lookup("semantic_label", ""), loc, merge)
         block.ops.append(op)
         return op
 

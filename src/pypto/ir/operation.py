@@ -2,7 +2,8 @@
 
 Besides inputs, outputs and attributes, every op keeps the configuration that was current when
 the user recorded it: the vector and cube TileShapes, the `sg_set_scope` id, the semantic label,
-the cache policy hint and the user's source line. Tile expansion and partition read these.
+the cache policy hint, the user's source line and the breadth-merge pass options. Tile expansion,
+partition and the breadth merges read these.
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ class Operation:
     scope: int = -1
     label: str = ""
     loc: SourceLoc | None = None
+    # breadth-merge pass options current when the op was recorded (name -> value, only the
+    # ones set); see tracer.MERGE_OPTION_KEYS and passes/merge.py
+    pass_options: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         outs = ", ".join(map(repr, self.outputs))

@@ -5,15 +5,20 @@ The pipeline is `compile_program`, read top to bottom; each step is one module.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from pypto._config import CompStage
 from pypto.ir.program import Program
 from pypto.machine.spec import MachineSpec
 from pypto.passes.capacity import check_capacity
 from pypto.passes.deps import link
+from pypto.passes.expr_table import check_expression_table
 from pypto.passes.expand import expand_block
 from pypto.passes.functions import RootFunction, build_root
+from pypto.passes.merge import block_settings, breadth_merge
+from pypto.passes.merge import current_options as current_merge_options
 from pypto.passes.partition import partition
+from pypto.passes.tile_graph import TileGraph, TileOp
 
 # Synthetic values (reduction partials) get ids far above any traced id.
 _SYNTHETIC_IDS = 1 << 40
@@ -24,6 +29,10 @@ class CompiledProgram:
     program: Program
     spec: MachineSpec
     roots: dict[str, RootFunction]
+    # host_options.compile_stage the pipeline stopped after (ALL_COMPLETE: it did not stop);
+    # stopped after TILE_GRAPH, `partitions` holds each block's tile graph and subgraphs
+    stage: CompStage = CompStage.ALL_COMPLETE
+    partitions: dict[str, tuple[TileGraph, list[list[TileOp]]]] = field(default_factory=dict)
 
     @property
     def subgraph_counts(self) -> dict[str, int]:
@@ -34,13 +43,23 @@ class CompiledProgram:
         return {name: len(r.leaves) for name, r in self.roots.items()}
 
 
-def compile_program(program: Program, spec: MachineSpec,
-                    pg_upper_bound: int | None = None) -> CompiledProgram:
+def compile_program(program: Program, spec: MachineSpec, pg_upper_bound: int | None = None,
+                    stop_after: CompStage = CompStage.ALL_COMPLETE) -> CompiledProgram:
+    """Compile every block; `stop_after` (host_options.compile_stage) ends early: TENSOR_GRAPH
+    after the tensor-level checks, TILE_GRAPH after partition and merging (before leaves and
+    call ops exist); later stages compile fully."""
+    stop_after = CompStage(stop_after)
+    # Tensor level: warn about TileShapes too small for the expression table.
+    check_expression_table(program)
+    if stop_after == CompStage.TENSOR_GRAPH:
+        return CompiledProgram(program, spec, {}, stop_after)
     bound = pg_upper_bound if pg_upper_bound is not None else spec.partition["pg_upper_bound"]
+    partitions = {}
     ids = itertools.count(_SYNTHETIC_IDS)
     shared = _values_shared_across_blocks(program)
     roots = {}
-    for block in program.blocks():
+    merge_opts = current_merge_options()   # the scope's; ops recorded their own (merge.py)
+    for magic, block in enumerate(program.blocks()):
         # Tensor graph -> tile graph on each op's recorded TileShape.
         graph, views = expand_block(block, spec, ids, shared)
         # Fail before running when a tile cannot fit its buffer.
@@ -49,11 +68,17 @@ def compile_program(program: Program, spec: MachineSpec,
         link(graph)
         # Depth merge into subgraphs (scopes, one-to-one rule, latency bound).
         subgraphs = partition(graph, bound)
+        # Breadth merge of isomorphic subgraphs: vec NBuffer, cube L1 reuse, cube NBuffer.
+        subgraphs, notes = breadth_merge(graph, subgraphs,
+                                         block_settings(block, spec, merge_opts, magic))
+        if stop_after == CompStage.TILE_GRAPH:
+            partitions[block.name] = (graph, subgraphs)
+            continue
         # Isomorphic subgraphs share a leaf; the root lists one call op per subgraph.
-        root = build_root(graph, subgraphs, views)
+        root = build_root(graph, subgraphs, views, notes)
         root.graph.escaping |= shared
         roots[block.name] = root
-    return CompiledProgram(program, spec, roots)
+    return CompiledProgram(program, spec, roots, stop_after, partitions)
 
 
 def _values_shared_across_blocks(program: Program) -> set[int]:

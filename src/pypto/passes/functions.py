@@ -32,6 +32,12 @@ class CallOp:
     ops: list[TileOp]
     leaf: Leaf
     preds: list[int] = field(default_factory=list)
+    # breadth merges (passes/merge.py): pass name ("vec_nbuffer", "cube_l1_reuse",
+    # "cube_nbuffer") -> merge.GroupInfo(group, key, size, merged), for every subgraph that
+    # took part in the pass; the group / key is what to put in that pass's setting dict
+    merge_info: dict[str, Any] = field(default_factory=dict)
+    # GM loads (Regions) several matmul tile ops of this call read: loaded into L1 once
+    shared_loads: list[Any] = field(default_factory=list)
 
     @property
     def core(self) -> str:
@@ -63,7 +69,8 @@ def _attrs_key(attrs: dict[str, Any]) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in attrs.items() if not _has_expr(v)))
 
 
-def _signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
+def signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
+    """The isomorphism key of a subgraph: equal keys share a leaf (and a merge group)."""
     local = {op.id: i for i, op in enumerate(ops)}
     parts = []
     for op in ops:
@@ -75,19 +82,25 @@ def _signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
     return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
 
 
-def build_root(graph: TileGraph, subgraphs: list[list[TileOp]], views: dict) -> RootFunction:
+def build_root(graph: TileGraph, subgraphs: list[list[TileOp]], views: dict,
+               annotations: list | None = None) -> RootFunction:
+    """`annotations`: one merge.Annotation per subgraph (merge info, shared loads) or None."""
     preds = graph.preds()
     where = {op.id: i for i, sg in enumerate(subgraphs) for op in sg}
     leaves: dict[str, Leaf] = {}
     calls = []
     for i, ops in enumerate(subgraphs):
-        sig = _signature(ops, preds)
+        sig = signature(ops, preds)
         leaf = leaves.get(sig)
         if leaf is None:
             leaf = Leaf(len(leaves), f"{graph.block_name}_leaf{len(leaves)}", ops[0].core, sig,
                         len(ops))
             leaves[sig] = leaf
-        calls.append(CallOp(i, ops, leaf))
+        call = CallOp(i, ops, leaf)
+        if annotations is not None:
+            call.merge_info = dict(annotations[i].info)
+            call.shared_loads = list(annotations[i].shared_loads)
+        calls.append(call)
     for (p, c) in graph.edges:
         a, b = where[p], where[c]
         if a != b and a not in calls[b].preds:
