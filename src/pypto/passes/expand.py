@@ -28,7 +28,8 @@ from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.machine.spec import MachineSpec
 from pypto.ops import elementwise as _ew
 from pypto.passes.cube import CubePlan
-from pypto.passes.tile_graph import AIC, AIV, Region, TileGraph, TileOp, window
+from pypto.passes.tile_graph import (AIC, AIV, Region, TileGraph, TileOp, clamped_valid,
+                                     window)
 from pypto.symbolic import Const, Expr, binary
 
 _ELEMENTWISE = (set(_ew._BINARY) | {c + "S" for c in _ew._BINARY} | set(_ew._UNARY)
@@ -43,6 +44,18 @@ _OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "RSQRT": "div", "SQRT": 
              "RECIPROCAL": "div", "REDUCE_SUM": "reduce_full_fp32_add",
              "REDUCE_MEAN": "reduce_full_fp32_add", "REDUCE_MAX": "reduce_full",
              "REDUCE_MIN": "reduce_full", "REDUCE_PROD": "reduce_full"}
+
+
+_ZERO = Const(0)
+_CONSTS: dict[int, Const] = {}
+
+
+def _const(x: int) -> Const:
+    """Interned small constants (tile offsets repeat across every op of a block)."""
+    c = _CONSTS.get(x)
+    if c is None:
+        c = _CONSTS[x] = Const(x)
+    return c
 
 
 def _static(dims: tuple[Expr, ...]) -> tuple[int, ...] | None:
@@ -104,8 +117,7 @@ class Expander:
 
     def read(self, value: TensorValue, offsets: tuple[Expr, ...],
              shape: tuple[int, ...]) -> Region:
-        w = window(value, offsets, shape)
-        return self.resolve(value, offsets, shape, w.valid)
+        return self.resolve(value, offsets, shape, clamped_valid(value, offsets, shape))
 
     def new_op(self, kind: str, opcode: str, core: str, inputs: list[Region],
                output: Region | None, src: Operation, attrs: dict | None = None,
@@ -196,22 +208,25 @@ class Expander:
         shape, tile = _static(out.shape), op.tile.vec
         if shape is None or tile is None or len(tile) != len(shape):
             return False
+        # Per input: for each of its dims, the output dim it follows, or None when broadcast.
+        follow = []
+        for v in op.inputs:
+            vshape = _static(v.shape)
+            if vshape is None:
+                return False
+            k = len(shape) - v.rank
+            follow.append((v, tuple(None if vshape[i] == 1 and shape[k + i] != 1 else k + i
+                                    for i in range(v.rank))))
+        latency = None
         for offs, size in _grid(shape, tile):
-            o = tuple(Const(x) for x in offs)
-            inputs: list[Region] = []
-            for v in op.inputs:
-                k = len(shape) - v.rank
-                vshape = _static(v.shape)
-                if vshape is None:
-                    return self._undo(op)
-                ro = tuple(Const(0) if vshape[i] == 1 and shape[k + i] != 1 else o[k + i]
-                           for i in range(v.rank))
-                rs = tuple(1 if vshape[i] == 1 and shape[k + i] != 1 else size[k + i]
-                           for i in range(v.rank))
-                inputs.append(self.read(v, ro, rs))
+            o = tuple(_const(x) for x in offs)
+            inputs = [self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
+                                tuple(1 if d is None else size[d] for d in dims))
+                      for v, dims in follow]
             region = window(out, o, size)
-            self.new_op("compute", op.opcode, AIV, inputs, region, op,
-                        latency=self.vector_latency(op.opcode, region))
+            if latency is None:  # every tile of the grid has the same buffer size
+                latency = self.vector_latency(op.opcode, region)
+            self.new_op("compute", op.opcode, AIV, inputs, region, op, latency=latency)
         return True
 
     def _undo(self, op: Operation) -> bool:

@@ -74,12 +74,14 @@ def signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
     local = {op.id: i for i, op in enumerate(ops)}
     parts = []
     for op in ops:
-        ins = tuple((r.shape, r.value.dtype.name) for r in op.inputs)
-        out = (op.output.shape, op.output.value.dtype.name) if op.output else None
+        if op.sig_part is None:  # NOTE: cached; the attrs repr dominates on big blocks
+            ins = tuple((r.shape, r.value.dtype.name) for r in op.inputs)
+            out = (op.output.shape, op.output.value.dtype.name) if op.output else None
+            op.sig_part = repr((op.kind, op.opcode, op.core, ins, out,
+                                _attrs_key(op.src.attrs), _attrs_key(op.attrs)))
         wiring = tuple(sorted(local[p] for p in preds[op.id] if p in local))
-        parts.append((op.kind, op.opcode, op.core, ins, out, _attrs_key(op.src.attrs),
-                      _attrs_key(op.attrs), wiring))
-    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+        parts.append(f"{op.sig_part}{wiring}")
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
 
 
 def build_root(graph: TileGraph, subgraphs: list[list[TileOp]], views: dict,

@@ -44,11 +44,16 @@ class Region:
 def window(value: TensorValue, offsets: tuple[Expr, ...], shape: tuple[int, ...]) -> Region:
     """The region of `value` at `offsets` of static `shape`, with the valid extent clamped to
     the value's valid shape."""
-    valid = tuple(Const(min(s, max(0, vs.value - o.value)))
+    return Region(value, offsets, shape, clamped_valid(value, offsets, shape))
+
+
+def clamped_valid(value: TensorValue, offsets: tuple[Expr, ...],
+                  shape: tuple[int, ...]) -> tuple[Expr, ...]:
+    """min(size, max(0, valid - offset)) per dim, folded when everything is constant."""
+    return tuple(Const(min(s, max(0, vs.value - o.value)))
                   if isinstance(vs, Const) and isinstance(o, Const)
                   else binary("min", s, binary("max", 0, binary("sub", vs, o)))
                   for s, vs, o in zip(shape, value.valid_shape, offsets))
-    return Region(value, offsets, shape, valid)
 
 
 @dataclass(eq=False)
@@ -75,6 +80,7 @@ class TileOp:
     # executor caches: the compiled window plan and the attributes when they are constant
     plan: Any = field(default=None, repr=False, compare=False)
     static_attrs: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    sig_part: str | None = field(default=None, repr=False, compare=False)  # isomorphism key
 
     def __repr__(self) -> str:
         out = f"%{self.output.value.id}" if self.output else "-"

@@ -19,7 +19,7 @@ from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime.reference import ReferenceExecutor
-from pypto.symbolic import Expr, _to_code
+from pypto.symbolic import Const, Expr, _to_code
 
 
 class TileExecutor(ReferenceExecutor):
@@ -164,6 +164,11 @@ def _compile_plan(op: TileOp):
     reads: list = []
     parts = []
     regions = list(op.inputs) + ([op.output] if op.output is not None else [])
+    if all(isinstance(e, Const) for r in regions for e in r.offsets + r.valid):
+        windows = tuple((tuple(o.value for o in r.offsets),
+                         tuple(max(0, min(v.value, n)) for v, n in zip(r.valid, r.shape)))
+                        for r in regions)
+        return lambda V, R: windows
     for r in regions:
         offs = ", ".join(_to_code(o, reads) for o in r.offsets)
         valid = ", ".join(f"_max(0, _min({_to_code(v, reads)}, {n}))"
