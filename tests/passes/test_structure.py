@@ -188,3 +188,22 @@ def test_in_place_writes_into_op_results():
     ref = x * 2
     ref[0:8] = x[8:16]
     torch.testing.assert_close(o2, ref + 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rsqrt_decomposes_into_sqrt_and_div(dtype):
+    """rsqrt becomes SQRT + DIV tile ops (as PyPTO decomposes it) in one subgraph, with the
+    square root kept in FP32 so the result still rounds once."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], pypto.DT_FP32 if dtype == torch.float32 else pypto.DT_BF16),
+          y: pypto.Tensor([], pypto.DT_FP32 if dtype == torch.float32 else pypto.DT_BF16)):
+        pypto.set_vec_tile_shapes(16, 64)
+        y[:] = pypto.rsqrt(x)
+
+    x = (torch.rand(32, 64) + 0.1).to(dtype)
+    y = torch.zeros_like(x)
+    k(x, y)
+    torch.testing.assert_close(y, torch.rsqrt(x.float()).to(dtype), rtol=0, atol=0)
+    root = next(iter(k.last_compiled.roots.values()))
+    assert [op.opcode for op in root.calls[0].ops] == ["SQRT", "DIVS", "ASSEMBLE"]
+    assert root.subgraph_count == 2

@@ -218,6 +218,10 @@ class Expander:
             follow.append((v, tuple(None if vshape[i] == 1 and shape[k + i] != 1 else k + i
                                     for i in range(v.rank))))
         latency = None
+        # rsqrt is two vector instructions on the NPU (sqrt, then a division); the square
+        # root stays in FP32 so the result is rounded once, like the tensor-level op.
+        root = self._synthetic(shape, DataType.DT_FP32, out.valid_shape, "rsqrt_sqrt") \
+            if op.opcode == "RSQRT" else None
         for offs, size in _grid(shape, tile):
             o = tuple(_const(x) for x in offs)
             inputs = [self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
@@ -226,6 +230,13 @@ class Expander:
             region = window(out, o, size)
             if latency is None:  # every tile of the grid has the same buffer size
                 latency = self.vector_latency(op.opcode, region)
+            if root is not None:
+                mid = window(root, o, size)
+                self.new_op("compute", "SQRT", AIV, inputs, mid, op, latency=latency)
+                self.new_op("compute", "DIVS", AIV, [mid], region, op,
+                            {"scalar": 1.0, "reverse": True, "dtype": out.dtype},
+                            latency=latency)
+                continue
             self.new_op("compute", op.opcode, AIV, inputs, region, op, latency=latency)
         return True
 
