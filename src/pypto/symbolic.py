@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextvars
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pypto.errors import ConcreteValueError, PyptoRuntimeError, PyptoTypeError
 
@@ -390,33 +390,33 @@ def evaluate(e: Expr, env: EvalEnv) -> int:
     raise TypeError(f"not an expression: {e!r}")
 
 
-def free_symbols(e: Expr) -> set[str]:
-    if isinstance(e, Sym):
-        return {e.name}
+def nodes(e: Expr) -> Iterator[Expr]:
+    """Every node of `e`, depth first (the node itself first)."""
+    yield e
     if isinstance(e, Bin):
-        return free_symbols(e.a) | free_symbols(e.b)
-    if isinstance(e, Un):
-        return free_symbols(e.a)
-    if isinstance(e, Select):
-        return free_symbols(e.cond) | free_symbols(e.a) | free_symbols(e.b)
-    if isinstance(e, ElementRead):
-        out: set[str] = set()
+        yield from nodes(e.a)
+        yield from nodes(e.b)
+    elif isinstance(e, Un):
+        yield from nodes(e.a)
+    elif isinstance(e, Select):
+        for x in (e.cond, e.a, e.b):
+            yield from nodes(x)
+    elif isinstance(e, ElementRead):
         for i in e.indices:
-            out |= free_symbols(i)
-        return out
-    return set()
+            yield from nodes(i)
+
+
+def free_symbols(e: Expr) -> set[str]:
+    return {n.name for n in nodes(e) if isinstance(n, Sym)}
 
 
 def reads_elements(e: Expr) -> bool:
-    if isinstance(e, ElementRead):
-        return True
-    if isinstance(e, Bin):
-        return reads_elements(e.a) or reads_elements(e.b)
-    if isinstance(e, Un):
-        return reads_elements(e.a)
-    if isinstance(e, Select):
-        return any(reads_elements(x) for x in (e.cond, e.a, e.b))
-    return False
+    return any(isinstance(n, ElementRead) for n in nodes(e))
+
+
+def element_reads(e: Expr) -> list[ElementRead]:
+    """The tensor-element reads inside `e` (their values are only known at run time)."""
+    return [n for n in nodes(e) if isinstance(n, ElementRead)]
 
 
 # --------------------------------------------------------------------------------------------

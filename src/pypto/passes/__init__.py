@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pypto._config import CompStage
 from pypto.ir.program import Program
 from pypto.machine.spec import MachineSpec
+from pypto.symbolic import Expr, element_reads
 from pypto.passes.capacity import check_capacity
 from pypto.passes.deps import link
 from pypto.passes.expr_table import check_expression_table
@@ -106,21 +107,9 @@ def _values_shared_across_blocks(program: Program) -> set[int]:
 
 
 def _element_reads(x) -> set[int]:
-    from pypto.symbolic import Bin, ElementRead, Select, Un
-    if isinstance(x, ElementRead):
-        out = {x.tensor_id}
-        for i in x.indices:
-            out |= _element_reads(i)
-        return out
-    if isinstance(x, Bin):
-        return _element_reads(x.a) | _element_reads(x.b)
-    if isinstance(x, Un):
-        return _element_reads(x.a)
-    if isinstance(x, Select):
-        return _element_reads(x.cond) | _element_reads(x.a) | _element_reads(x.b)
+    """Ids of the tensors whose elements `x` (an Expr, or a list/tuple of them) reads."""
+    if isinstance(x, Expr):
+        return {r.tensor_id for r in element_reads(x)}
     if isinstance(x, (list, tuple)):
-        out = set()
-        for v in x:
-            out |= _element_reads(v)
-        return out
+        return set().union(*(_element_reads(v) for v in x)) if x else set()
     return set()
