@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import gc
 import inspect
 import os
 import sys
@@ -274,10 +275,18 @@ class JitKernel:
                 started = time.perf_counter()
                 program = self._trace(bound, others)
                 traced = time.perf_counter()
-                compiled = compile_program(program, machine_spec(opt.lookup("runtime.machine",
-                                                                            "a2a3")),
-                                           opt.lookup("pass.pg_upper_bound"),
-                                           stop_after=opt.lookup("host.compile_stage", 0))
+                # NOTE: compilation allocates many small, long-lived objects (tile ops,
+                # regions); pausing the cyclic GC meanwhile saves repeated full collections.
+                gc_was_on = gc.isenabled()
+                gc.disable()
+                try:
+                    compiled = compile_program(
+                        program, machine_spec(opt.lookup("runtime.machine", "a2a3")),
+                        opt.lookup("pass.pg_upper_bound"),
+                        stop_after=opt.lookup("host.compile_stage", 0))
+                finally:
+                    if gc_was_on:
+                        gc.enable()
                 self._cache[key] = program
                 self._compiled[id(program)] = compiled
                 self.compile_count += 1

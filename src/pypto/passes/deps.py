@@ -151,6 +151,17 @@ def _order(graph: TileGraph, history: _Accesses, op: TileOp, region: Region,
 
 def _classify(graph: TileGraph, edges: list[tuple[TileOp, TileOp]]) -> None:
     """Mark each edge fusible when its component has one producer or one consumer tile."""
+    out_deg: dict[int, int] = defaultdict(int)
+    in_deg: dict[int, int] = defaultdict(int)
+    for p, c in edges:
+        out_deg[p.id] += 1
+        in_deg[c.id] += 1
+    if max(out_deg.values()) == 1 or max(in_deg.values()) == 1:
+        # Every component is a star (one producer or one consumer): all fusible. This is the
+        # common case (matched tiles, broadcasts, partial-to-combine) and needs no union-find.
+        for p, c in edges:
+            _mark(graph, p, c, True)
+        return
     parent: dict[tuple[str, int], tuple[str, int]] = {}
 
     def find(x: tuple[str, int]) -> tuple[str, int]:
@@ -168,8 +179,12 @@ def _classify(graph: TileGraph, edges: list[tuple[TileOp, TileOp]]) -> None:
                            or sum(1 for k, _ in nodes if k == "c") == 1)
                     for root, nodes in members.items()}
     for p, c in edges:
-        ok = fusible_root[find(("p", p.id))] and p.kind != "whole" and c.kind != "whole"
-        key = (p.id, c.id)
-        # Data flow decides the kind (an ORDER edge on the same pair is implied by it).
-        if graph.edges.get(key) != GM:
-            graph.edges[key] = FUSE if ok else GM
+        _mark(graph, p, c, fusible_root[find(("p", p.id))])
+
+
+def _mark(graph: TileGraph, p: TileOp, c: TileOp, star: bool) -> None:
+    ok = star and p.kind != "whole" and c.kind != "whole"
+    key = (p.id, c.id)
+    # Data flow decides the kind (an ORDER edge on the same pair is implied by it).
+    if graph.edges.get(key) != GM:
+        graph.edges[key] = FUSE if ok else GM

@@ -28,8 +28,8 @@ from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.machine.spec import MachineSpec
 from pypto.ops import elementwise as _ew
 from pypto.passes.cube import CubePlan
-from pypto.passes.tile_graph import (AIC, AIV, Region, TileGraph, TileOp, clamped_valid,
-                                     window)
+from pypto.passes.tile_graph import (AIC, AIV, Region, TileGraph, TileOp, _const,
+                                     clamped_valid, window)
 from pypto.symbolic import Const, Expr, binary
 
 _ELEMENTWISE = (set(_ew._BINARY) | {c + "S" for c in _ew._BINARY} | set(_ew._UNARY)
@@ -47,15 +47,6 @@ _OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "RSQRT": "div", "SQRT": 
 
 
 _ZERO = Const(0)
-_CONSTS: dict[int, Const] = {}
-
-
-def _const(x: int) -> Const:
-    """Interned small constants (tile offsets repeat across every op of a block)."""
-    c = _CONSTS.get(x)
-    if c is None:
-        c = _CONSTS[x] = Const(x)
-    return c
 
 
 def _static(dims: tuple[Expr, ...]) -> tuple[int, ...] | None:

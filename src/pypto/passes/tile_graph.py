@@ -50,10 +50,25 @@ def window(value: TensorValue, offsets: tuple[Expr, ...], shape: tuple[int, ...]
 def clamped_valid(value: TensorValue, offsets: tuple[Expr, ...],
                   shape: tuple[int, ...]) -> tuple[Expr, ...]:
     """min(size, max(0, valid - offset)) per dim, folded when everything is constant."""
-    return tuple(Const(min(s, max(0, vs.value - o.value)))
-                  if isinstance(vs, Const) and isinstance(o, Const)
-                  else binary("min", s, binary("max", 0, binary("sub", vs, o)))
-                  for s, vs, o in zip(shape, value.valid_shape, offsets))
+    out = []
+    for s, vs, o in zip(shape, value.valid_shape, offsets):
+        if type(vs) is Const and type(o) is Const:
+            v = vs.value - o.value
+            out.append(_const(s if v >= s else (v if v > 0 else 0)))
+        else:
+            out.append(binary("min", s, binary("max", 0, binary("sub", vs, o))))
+    return tuple(out)
+
+
+_CONSTS: dict[int, Const] = {}
+
+
+def _const(x: int) -> Const:
+    """Interned constants: tile offsets and extents repeat across every op of a block."""
+    c = _CONSTS.get(x)
+    if c is None:
+        c = _CONSTS[x] = Const(x)
+    return c
 
 
 @dataclass(eq=False)
