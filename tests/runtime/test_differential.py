@@ -33,7 +33,7 @@ def test_elementwise_chain_is_bitwise_equal_to_reference():
 
 def test_a_wrong_tile_result_is_reported(monkeypatch):
     """A tile executor that loses a copy-out is caught, naming the kernel and the tensor."""
-    monkeypatch.setattr(TileExecutor, "_copy_out", lambda self, op, local: None)
+    monkeypatch.setattr(TileExecutor, "_copy_out", lambda self, op, local, windows: None)
     x = torch.rand(16, 64)
     with pytest.raises(pypto.PyptoError, match="disagree on 'y' of kernel 'k'"):
         _kernel()(x, torch.zeros_like(x))

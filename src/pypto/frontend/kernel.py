@@ -35,7 +35,9 @@ from pypto.ir.tensor import StorageKind
 from pypto.machine.spec import load as machine_spec
 from pypto.passes import CompiledProgram, compile_program
 from pypto.runtime import differential
+from pypto.machine.simulate import simulate
 from pypto.runtime.reference import ReferenceExecutor
+from pypto.runtime.stitch import Stitcher
 from pypto.runtime.tile_executor import TileExecutor
 from pypto.symbolic import SymbolicScalar, sym_max, sym_min
 
@@ -177,6 +179,7 @@ class JitKernel:
         self._cache: dict[Any, Program] = {}
         self._compiled: dict[int, CompiledProgram] = {}
         self.last_compiled: CompiledProgram | None = None
+        self.last_run: Any = None  # the SimResult of the last call (simulated A2/A3 timing)
         self.last_program: Program | None = None
         self.last_executor: Any = None
         self.compile_count = 0
@@ -344,16 +347,26 @@ class JitKernel:
     def _execute(self, program: Program, bound: list[BoundTensor],
                  symbols: dict[str, int]) -> None:
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
+        compiled = self._compiled[id(program)]
         if opt.lookup("runtime.executor", "tile") == "reference":
             executor = ReferenceExecutor(program, symbols, arrays)
             executor.run()
-        elif differential.enabled():
-            executor = differential.run_checked(program, self._compiled[id(program)], symbols,
-                                                arrays)
+            self.last_executor = executor
+            return
+        stitcher = Stitcher(opt.lookup("runtime.stitch_function_max_num", 128),
+                            opt.lookup("runtime.stitch_function_size", 20000))
+        if differential.enabled():
+            executor = differential.run_checked(program, compiled, symbols, arrays, stitcher)
         else:
-            executor = TileExecutor(self._compiled[id(program)], symbols, arrays)
+            executor = TileExecutor(compiled, symbols, arrays, stitcher)
             executor.run()
+        stitcher.flush()
         self.last_executor = executor
+        self.last_run = simulate(stitcher.tasks, compiled.spec, self.__name__,
+                                 opt.lookup("runtime.device_sched_mode", 0))
+        if opt.lookup("debug.runtime_debug_mode", 0):
+            from pypto.profiling.output import write_run
+            write_run(self.last_run, program, output_dir())
 
 
 def output_dir() -> str:

@@ -35,6 +35,10 @@ class MachineSpec:
     vector: dict[str, Any]
     cube: dict[str, Any]
     partition: dict[str, int]
+    dma: dict[str, dict[str, float]]
+    memory: dict[str, float]
+    task: dict[str, float]
+    aicpu: dict[str, Any]
 
     def buffer(self, level: str) -> int:
         """Capacity in bytes of a buffer level ('UB', 'L1', 'L0A', 'L0B', 'L0C')."""
@@ -64,4 +68,5 @@ def load(name: str = "a2a3") -> MachineSpec:
     b = raw["buffers"]
     return MachineSpec(raw["name"], raw["clock_mhz"], raw["cores"]["aic"], raw["cores"]["aiv"],
                        b["ub"], b["l1"], b["l0a"], b["l0b"], b["l0c"], raw["vector"],
-                       raw["cube"], raw["partition"])
+                       raw["cube"], raw["partition"], raw["dma"], raw["memory"], raw["task"],
+                       raw["aicpu"])

@@ -38,10 +38,10 @@ def _tolerance(ref: np.ndarray, itemsize: int) -> tuple[float, float]:
 
 
 def run_checked(program: Program, compiled: CompiledProgram, symbols: dict[str, int],
-                arrays: dict[int, np.ndarray]) -> TileExecutor:
+                arrays: dict[int, np.ndarray], stitcher=None) -> TileExecutor:
     copies = {k: np.array(a, copy=True) for k, a in arrays.items()}
     ReferenceExecutor(program, dict(symbols), copies).run()
-    tile = TileExecutor(compiled, symbols, arrays)
+    tile = TileExecutor(compiled, symbols, arrays, stitcher)
     tile.run()
     names = {p.value.storage.id: p.name for p in program.params}
     for key, ref in copies.items():

@@ -13,12 +13,17 @@ import numpy as np
 
 from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
 from pypto.errors import PyptoRuntimeError
-from pypto.ir.program import Block
+from pypto.dtypes import bytes_of
+from pypto.enums import CachePolicy
+from pypto.ir.program import Block, Loop
+from pypto.machine.cost import add_tile_op, add_whole_op
+from pypto.machine.result import SimTask
 from pypto.ops.core import REGISTRY
 from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime.reference import ReferenceExecutor
+from pypto.runtime.stitch import Stitcher
 from pypto.symbolic import Const, Expr, _to_code
 
 
@@ -26,28 +31,73 @@ class TileExecutor(ReferenceExecutor):
     """Executes a compiled program at tile level (the default executor)."""
 
     def __init__(self, compiled: CompiledProgram, bindings: dict[str, int],
-                 arg_arrays: dict[int, np.ndarray]):
+                 arg_arrays: dict[int, np.ndarray], stitcher: Stitcher | None = None):
         super().__init__(compiled.program, bindings, arg_arrays)
         self.compiled = compiled
         self.calls_run = 0
+        self.stitcher = stitcher
+        self._root_index = {name: i for i, name in enumerate(compiled.roots)}
+        self._uncached = frozenset(s for s, policies in compiled.program.cache_policies.items()
+                                   if policies.get(int(CachePolicy.NONE_CACHEABLE)))
+
+    def run_loop(self, loop: Loop) -> None:
+        if loop.submit_before_loop and self.stitcher is not None:
+            self.stitcher.flush()  # the work so far is submitted before the loop starts
+        super().run_loop(loop)
 
     def run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
         root = self.compiled.roots[block.name]
+        instance = self.stitcher.begin_instance(len(root.calls)) if self.stitcher else 0
+        ids: dict[int, int] = {}
         for call in root.calls:
-            self.run_call(call, root.graph.escaping)
+            task = None
+            if self.stitcher is not None:
+                task = self._new_task(block.name, call, instance, ids)
+            self.run_call(call, root.graph.escaping, task)
+            if task is not None:
+                task.empty = not (task.mte2_bytes or task.mte3_bytes or task.vector_cycles
+                                  or task.cube_cycles)
+                self.stitcher.add(task)
+                ids[call.index] = task.id
             self.calls_run += 1
 
+    def _new_task(self, root: str, call: CallOp, instance: int, ids: dict[int, int]) -> SimTask:
+        label = next((op.src.label for op in call.ops if op.src.label), "")
+        merge = {name: info.key for name, info in getattr(call, "merge_info", {}).items()}
+        return SimTask(-1, -1, instance, root, self._root_index[root], call.index,
+                       call.leaf.name, call.leaf.index, call.core, label,
+                       preds=[ids[p] for p in call.preds], merge=merge,
+                       uncached=self._uncached)
+
     # ---- one task ----
-    def run_call(self, call: CallOp, escaping: set[int]) -> None:
+    def run_call(self, call: CallOp, escaping: set[int], task: SimTask | None = None) -> None:
         local: dict[int, np.ndarray] = {}
+        shared: set = set()
+        spec = self.compiled.spec
         for op in call.ops:
             if op.kind == "whole":
                 self.run_op(op.src)
-            elif op.kind == "copy_out":
-                self._copy_out(op, local)
+                if task is not None:
+                    self._charge_whole(task, op)
+                continue
+            windows = self._windows(op)
+            if op.kind == "copy_out":
+                self._copy_out(op, local, windows)
             else:
-                self._compute(op, local, escaping)
+                self._compute(op, local, escaping, windows)
+            if task is not None:
+                add_tile_op(task, op, windows, escaping, spec, shared)
+
+    def _charge_whole(self, task: SimTask, op: TileOp) -> None:
+        def access(v):
+            valid = self._clip(self.shape(v.valid_shape), self.shape(v.shape))
+            return (v.storage.id, tuple(0 for _ in valid), valid), \
+                float(np.prod(valid)) * bytes_of(v.dtype)
+        reads = [access(v) for v in op.src.inputs]
+        writes = [access(v) for v in op.src.outputs]
+        add_whole_op(task, sum(b for _, b in reads), sum(b for _, b in writes),
+                     self.compiled.spec, [a for a, _ in writes], [a for a, _ in reads])
 
     def _windows(self, op: TileOp) -> tuple:
         """(offsets, valid extents) of every input region, then of the output, evaluated for
@@ -101,10 +151,9 @@ class TileExecutor(ReferenceExecutor):
             op.static_attrs = dict(attrs)
         return attrs
 
-    def _compute(self, op: TileOp, local: dict, escaping: set[int]) -> None:
+    def _compute(self, op: TileOp, local: dict, escaping: set[int], windows: tuple) -> None:
         src = op.src
         opdef = REGISTRY[op.opcode]
-        windows = self._windows(op)
         arrays = []
         for r, from_local, (offs, valid) in zip(op.inputs, op.local_inputs, windows):
             a = self._read(r, from_local, local, op, offs, valid)
@@ -136,8 +185,7 @@ class TileExecutor(ReferenceExecutor):
         if out.value.id in escaping:
             self._gm(out)[window] = result
 
-    def _copy_out(self, op: TileOp, local: dict) -> None:
-        windows = self._windows(op)
+    def _copy_out(self, op: TileOp, local: dict, windows: tuple) -> None:
         data = self._read(op.inputs[0], op.local_inputs[0], local, op, *windows[0])
         if is_low_precision(op.inputs[0].value.dtype) and data.dtype != to_numpy(
                 op.inputs[0].value.dtype):

@@ -1,0 +1,152 @@
+"""The cost model: what one task (one call op of one root instance) asks of its core's pipes.
+
+Takes the call op's tile ops with the windows the executor evaluated for this instance →
+fills a `SimTask`'s cost fields and GM accesses. Keeps: only valid extents cost (an empty tile
+costs nothing but the task head); data a task keeps on chip costs nothing; GM traffic is what
+crosses subgraphs, blocks or kernel boundaries (hw_model §3.4, §4).
+
+Per tile op:
+- AIV compute: vector cycles = issue + repeats(valid bytes) x cycles/repeat + sync; each input
+  read from GM adds MTE2 bytes; an output other tasks read adds MTE3 bytes;
+- copy-out (assemble / move): MTE3 bytes of the written region (plus MTE2 when its input is
+  read from GM);
+- cube (matmul block): MTE2 = A and B panels (shared L1 loads counted once), MTE1 = L1->L0
+  bytes per K step, cube cycles = issue + ceil(m/16)·ceil(k/K0)·ceil(n/16), fixpipe out;
+- whole ops (no tile rule): their whole inputs in, a vector pass over the output, and out.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.dtypes import bytes_of
+from pypto.machine.result import SimTask
+from pypto.machine.spec import MachineSpec
+from pypto.passes.tile_graph import AIC, TileOp
+
+_OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "SQRT": "div", "RECIPROCAL": "div",
+             "REDUCE_SUM": "reduce_full_fp32_add", "REDUCE_MEAN": "reduce_full_fp32_add",
+             "REDUCE_MAX": "reduce_full", "REDUCE_MIN": "reduce_full",
+             "REDUCE_PROD": "reduce_full", "GATHER": "gather", "SCATTER": "gather"}
+
+
+def _numel(extents: tuple[int, ...]) -> int:
+    n = 1
+    for e in extents:
+        n *= e
+    return n
+
+
+def _vector_class(opcode: str, dtype_name: str) -> str:
+    cls = _OP_CLASS.get(opcode, "binary")
+    if cls == "exp":
+        return "exp_fp32" if dtype_name == "DT_FP32" else "exp_fp16"
+    return cls
+
+
+def add_tile_op(task: SimTask, op: TileOp, windows: tuple, escaping: set[int],
+                spec: MachineSpec, shared_loads: set) -> None:
+    """Charge one executed tile op (with this instance's windows) to `task`."""
+    regions = list(op.inputs) + ([op.output] if op.output is not None else [])
+    for i, (r, (offs, valid)) in enumerate(zip(op.inputs, windows)):
+        if op.local_inputs and op.local_inputs[i]:
+            continue
+        nbytes = _numel(valid) * bytes_of(r.value.dtype)
+        key = (r.value.storage.id, offs, valid)
+        if op.core == AIC and key in shared_loads:
+            continue  # an L1 load merged subgraphs share is paid once
+        if op.core == AIC:
+            shared_loads.add(key)
+        task.mte2_bytes += nbytes
+        if nbytes:
+            task.reads.append((r.value.storage.id, offs, valid))
+    if op.output is None:
+        return
+    out_offs, out_valid = windows[len(regions) - 1]
+    out_bytes = _numel(out_valid) * bytes_of(op.output.value.dtype)
+    if op.kind == "copy_out":
+        task.mte3_bytes += out_bytes
+        if out_bytes:
+            task.writes.append((op.output.value.storage.id, out_offs, out_valid))
+        return
+    if op.core == AIC and op.opcode == "MATMUL":
+        _cube(task, op, windows, spec)
+    else:
+        in_bytes = max((_numel(w[1]) * bytes_of(r.value.dtype)
+                        for r, w in zip(op.inputs, windows)), default=0)
+        work = max(in_bytes, out_bytes)
+        if work:
+            task.vector_cycles += spec.vector_cycles(
+                _vector_class(op.opcode, op.output.value.dtype.name), work)
+    if op.output.value.id in escaping and out_bytes:
+        task.mte3_bytes += out_bytes
+        task.writes.append((op.output.value.storage.id, out_offs, out_valid))
+
+
+def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
+    (_, a_valid), (_, b_valid) = windows[0], windows[1]
+    _, out_valid = windows[-1]
+    plan = op.attrs.get("cube_plan")
+    a_t, b_t = op.src.attrs.get("a_trans"), op.src.attrs.get("b_trans")
+    m = a_valid[-1] if a_t else a_valid[-2]
+    k = a_valid[-2] if a_t else a_valid[-1]
+    n = b_valid[-2] if b_t else b_valid[-1]
+    if not (m and n and k):
+        return
+    k0 = spec.cube["k0"].get(op.src.inputs[0].dtype.name[3:].lower(), 16)
+    task.cube_cycles += spec.cube["issue_overhead"] + -(-m // 16) * -(-k // k0) * -(-n // 16)
+    a_bytes = bytes_of(op.src.inputs[0].dtype)
+    b_bytes = bytes_of(op.src.inputs[1].dtype)
+    if plan is not None:
+        # every K step moves an mL0 x kL0 A tile and a kL0 x nL0 B tile into L0
+        rows_a = -(-m // plan.m_l0) * plan.m_l0
+        cols_b = -(-n // plan.n_l0) * plan.n_l0
+        task.mte1_bytes += k * (rows_a * a_bytes + cols_b * b_bytes)
+    else:
+        task.mte1_bytes += k * (m * a_bytes + n * b_bytes)
+    task.mte3_bytes += 0  # the fixpipe write is charged by the escaping output above
+
+
+def add_whole_op(task: SimTask, in_bytes: float, out_bytes: float, spec: MachineSpec,
+                 writes: list[tuple[int, tuple[int, ...], tuple[int, ...]]],
+                 reads: list[tuple[int, tuple[int, ...], tuple[int, ...]]]) -> None:
+    """A whole op: every input in from GM, one vector pass, the output out to GM."""
+    task.mte2_bytes += in_bytes
+    task.mte3_bytes += out_bytes
+    if out_bytes or in_bytes:
+        task.vector_cycles += spec.vector_cycles("binary", max(in_bytes, out_bytes))
+    task.reads.extend(reads)
+    task.writes.extend(writes)
+
+
+def task_cycles(task: SimTask, spec: MachineSpec, in_bw: float | None = None,
+                out_bw: float | None = None) -> float:
+    """Duration of a task on an idle machine (bandwidths may be lowered for contention):
+    head + first-load latency + the busiest pipe + last-store latency (hw_model §4.2)."""
+    dma = spec.dma
+    if task.core == AIC:
+        head = spec.task["head_cycles_aic"]
+        load, store = dma["gm_to_l1"], dma["l0c_to_gm"]
+        mte1 = task.mte1_bytes / dma["l1_to_l0b"]["bw"]
+        compute = max(task.cube_cycles, mte1)
+    else:
+        head = spec.task["head_cycles_aiv"]
+        load, store = dma["gm_to_ub"], dma["ub_to_gm"]
+        compute = task.vector_cycles
+    if task.empty:
+        return float(head)
+    ib = in_bw if in_bw is not None else load["bw"]
+    ob = out_bw if out_bw is not None else store["bw"]
+    t_in = task.mte2_bytes / ib if task.mte2_bytes else 0.0
+    t_out = task.mte3_bytes / ob if task.mte3_bytes else 0.0
+    fill = load["latency"] if task.mte2_bytes else 0.0
+    drain = store["latency"] if task.mte3_bytes else 0.0
+    return head + fill + max(t_in, compute, t_out) + drain
+
+
+def operand_hints(op_values: list[Any]) -> list[dict[str, Any]]:
+    """PyPTO-style operand hints: {magic: {shape, dtype, rawmagic}} per tensor."""
+    out = []
+    for v in op_values:
+        shape = [d.value if hasattr(d, "value") else -1 for d in v.shape]
+        out.append({v.id: {"shape": shape, "dtype": int(v.dtype), "rawmagic": v.storage.id}})
+    return out

@@ -1,0 +1,267 @@
+"""The discrete-event simulation of one kernel run on the A2/A3 machine model.
+
+Takes the stitched tasks (`runtime.stitch`) → a `SimResult`. Keeps: deterministic by
+construction (one event heap ordered by (time, sequence number); no set iteration reaches the
+output). The model, with every constant from the machine spec:
+
+- AICPU control thread builds the windows (device tasks) one after another: a base cost, a
+  cost per root instance and per cross-instance dependency, so a big window costs more to
+  build before its first task can start;
+- window w starts after it is built, handed over (launch cost) and window w-1 has finished;
+- scheduler threads each own a share of the cores; dispatching a task costs its thread time,
+  and so does resolving the successors of a finished task; a core holds one running and one
+  pending task (`slots_per_core`);
+- `device_sched_mode`: 0 one shared FIFO ready queue; 1 L2 affinity: newest ready task first,
+  handed to the core that produced its input when that core is free; 2 fairness: cores are
+  taken from the scheduler thread that has dispatched least; 3 = 1 + 2;
+- a task's duration comes from `machine.cost.task_cycles` with its MTE2 bandwidth lowered by
+  contention: reads that hit the LRU L2 share L2 bandwidth, misses share HBM bandwidth, among
+  the tasks running when it starts. NONE_CACHEABLE storages never enter L2.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict, defaultdict, deque
+
+from pypto.machine.cost import task_cycles
+from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
+from pypto.machine.spec import MachineSpec
+
+
+class _L2:
+    """An LRU cache of GM windows (keyed by storage and box), sized in bytes."""
+
+    def __init__(self, capacity: float):
+        self.capacity = capacity
+        self.used = 0.0
+        self.lines: OrderedDict = OrderedDict()
+
+    def access(self, key: tuple, nbytes: float) -> bool:
+        hit = key in self.lines
+        if hit:
+            self.lines.move_to_end(key)
+            return True
+        self.lines[key] = nbytes
+        self.used += nbytes
+        while self.used > self.capacity and self.lines:
+            _, b = self.lines.popitem(last=False)
+            self.used -= b
+        return False
+
+
+class Simulator:
+    def __init__(self, spec: MachineSpec, sched_mode: int = 0):
+        self.spec = spec
+        self.mode = sched_mode
+        a = spec.aicpu
+        self.threads = a["sched_threads"]
+        self.per_thread = a["cores_per_thread"]
+        self.slots = a["slots_per_core"]
+        self.l2 = _L2(spec.memory["l2_capacity"])
+        self.aicpu: list[AicpuRun] = []
+        self.runs: dict[int, TaskRun] = {}
+        self.flows: list[tuple[int, int]] = []
+
+    def owner(self, core: str, index: int) -> int:
+        """The scheduler thread (1-based) that manages a core."""
+        per = self.per_thread["aic" if core == "AIC" else "aiv"]
+        return min(self.threads, index // per + 1)
+
+    # ---- whole run ----
+    def run(self, tasks: list[SimTask], kernel: str) -> SimResult:
+        windows: dict[int, list[SimTask]] = defaultdict(list)
+        for t in tasks:
+            windows[t.window].append(t)
+        a = self.spec.aicpu
+        build_end = 0.0
+        prev_end = 0.0
+        window_stats = []
+        for w in sorted(windows):
+            wt = windows[w]
+            instances = len({t.instance for t in wt})
+            by_id = {t.id: t for t in wt}
+            cross = sum(1 for t in wt for p in t.preds if by_id[p].instance != t.instance)
+            build = a["window_base_cycles"] + a["instance_cycles"] * instances \
+                + a["edge_cycles"] * cross
+            start_build = build_end
+            build_end = start_build + build
+            self.aicpu.append(AicpuRun(0, f"build window {w}", start_build, build_end,
+                                       {"instances": instances, "tasks": len(wt),
+                                        "cross_edges": cross}))
+            launch = max(build_end + a["launch_cycles"], prev_end)
+            prev_end = self.run_window(wt, launch)
+            window_stats.append((instances, len(wt), cross))
+        return self._result(tasks, kernel, build_end, window_stats)
+
+    # ---- one window ----
+    def run_window(self, tasks: list[SimTask], start: float) -> float:
+        if not tasks:
+            return start
+        a = self.spec.aicpu
+        succ: dict[int, list[int]] = defaultdict(list)
+        remaining = {}
+        for t in tasks:
+            remaining[t.id] = len(t.preds)
+            for p in t.preds:
+                succ[p].append(t.id)
+        by_id = {t.id: t for t in tasks}
+        cores = {"AIC": self.spec.aic, "AIV": self.spec.aiv}
+        free_at = {(c, i): start for c, n in cores.items() for i in range(n)}
+        slots_used = {k: 0 for k in free_at}
+        thread_free = [start] * (self.threads + 1)
+        dispatched = [0] * (self.threads + 1)
+        ready: dict[str, deque] = {"AIC": deque(), "AIV": deque()}
+        producer_core: dict[int, int] = {}
+        running: list[float] = []   # end times of running tasks (heap)
+        events: list = []
+        seq = 0
+        for t in tasks:
+            if remaining[t.id] == 0:
+                heapq.heappush(events, (start, seq, "ready", t.id))
+                seq += 1
+        end_of_window = start
+        while events:
+            now, _, kind, tid = heapq.heappop(events)
+            if kind == "ready":
+                ready[by_id[tid].core].append(tid)
+            else:  # done
+                run = self.runs[tid]
+                key = (run.task.core, run.core_index)
+                slots_used[key] -= 1
+                end_of_window = max(end_of_window, now)
+                th = self.owner(*key)
+                t0 = max(now, thread_free[th])
+                nsucc = len(succ[tid])
+                if nsucc:
+                    thread_free[th] = t0 + a["resolve_cycles_per_edge"] * nsucc
+                    self.aicpu.append(AicpuRun(th, "resolve", t0, thread_free[th],
+                                               {"task": tid, "successors": nsucc}))
+                for s in succ[tid]:
+                    self.flows.append((tid, s))
+                    remaining[s] -= 1
+                    producer_core[s] = run.core_index
+                    if remaining[s] == 0:
+                        heapq.heappush(events, (thread_free[th], seq, "ready", s))
+                        seq += 1
+            while running and running[0] <= now:
+                heapq.heappop(running)
+            # dispatch as much as possible at `now`
+            for core in ("AIC", "AIV"):
+                q = ready[core]
+                while q:
+                    slot = self._pick_core(core, cores[core], slots_used, free_at, dispatched,
+                                           producer_core.get(q[-1] if self.mode & 1 else q[0]))
+                    if slot is None:
+                        break
+                    tid = q.pop() if self.mode & 1 else q.popleft()
+                    task = by_id[tid]
+                    th = self.owner(core, slot)
+                    d0 = max(now, thread_free[th])
+                    thread_free[th] = d0 + a["dispatch_cycles_per_task"]
+                    dispatched[th] += 1
+                    self.aicpu.append(AicpuRun(th, "dispatch", d0, thread_free[th],
+                                               {"task": tid}))
+                    key = (core, slot)
+                    begin = max(thread_free[th], free_at[key])
+                    dur, hit, hbm = self._duration(task, len(running) + 1)
+                    end = begin + dur
+                    free_at[key] = end
+                    slots_used[key] += 1
+                    heapq.heappush(running, end)
+                    self.runs[tid] = TaskRun(task, slot, begin, end, hit, hbm)
+                    heapq.heappush(events, (end, seq, "done", tid))
+                    seq += 1
+        return end_of_window
+
+    def _pick_core(self, core: str, n: int, slots_used: dict, free_at: dict,
+                   dispatched: list[int], preferred: int | None) -> int | None:
+        """A core of type `core` with a free slot, by the scheduling mode."""
+        if self.mode & 1 and preferred is not None and slots_used[(core, preferred)] == 0:
+            return preferred
+        candidates = [i for i in range(n) if slots_used[(core, i)] < self.slots]
+        if not candidates:
+            return None
+        idle = [i for i in candidates if slots_used[(core, i)] == 0]
+        pool = idle or candidates
+        if self.mode & 2:
+            return min(pool, key=lambda i: (dispatched[self.owner(core, i)], free_at[(core, i)],
+                                            i))
+        return min(pool, key=lambda i: (free_at[(core, i)], i))
+
+    def _duration(self, task: SimTask, active: int) -> tuple[float, float, float]:
+        """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running."""
+        dma = self.spec.dma
+        core_bw = (dma["gm_to_l1"] if task.core == "AIC" else dma["gm_to_ub"])["bw"]
+        hit = miss = 0.0
+        per_byte = task.mte2_bytes / max(1.0, sum(_numel(a[2]) for a in task.reads)) \
+            if task.reads else 0.0
+        for acc in task.reads:
+            nbytes = _numel(acc[2]) * per_byte
+            if acc[0] in task.uncached:
+                miss += nbytes
+            elif self.l2.access(acc, nbytes):
+                hit += nbytes
+            else:
+                miss += nbytes
+        rest = task.mte2_bytes - hit - miss
+        miss += max(0.0, rest)
+        for acc in task.writes:
+            if acc[0] not in task.uncached:
+                self.l2.access(acc, _numel(acc[2]) * per_byte if per_byte else 0.0)
+        mem = self.spec.memory
+        hbm_bw = min(core_bw, mem["hbm_bytes_per_cycle"] / active)
+        l2_bw = min(core_bw * 2, mem["l2_bytes_per_cycle"] / active)
+        t_in = miss / hbm_bw + hit / l2_bw
+        in_bw = task.mte2_bytes / t_in if t_in > 0 else None
+        out_bw = min((dma["l0c_to_gm"] if task.core == "AIC" else dma["ub_to_gm"])["bw"],
+                     mem["hbm_bytes_per_cycle"] / active)
+        return task_cycles(task, self.spec, in_bw, out_bw), hit, miss
+
+    # ---- results ----
+    def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
+                window_stats: list) -> SimResult:
+        runs = [self.runs[t.id] for t in tasks if t.id in self.runs]
+        first = min((r.start for r in runs), default=0.0)
+        last = max((r.end for r in runs), default=0.0)
+        busy = {"AIC": 0.0, "AIV": 0.0}
+        for r in runs:
+            busy[r.task.core] += r.end - r.start
+        span = max(last - first, 1e-9)
+        stats = {
+            "kernel_cycles": last - first,
+            "e2e_cycles": max(last, build_end),
+            "tasks": len(runs),
+            "tasks_aic": sum(1 for r in runs if r.task.core == "AIC"),
+            "tasks_aiv": sum(1 for r in runs if r.task.core == "AIV"),
+            "empty_tasks": sum(1 for r in runs if r.task.empty),
+            "utilization": (busy["AIC"] + busy["AIV"]) / (span * (self.spec.aic
+                                                                   + self.spec.aiv)),
+            "utilization_aic": busy["AIC"] / (span * self.spec.aic),
+            "utilization_aiv": busy["AIV"] / (span * self.spec.aiv),
+            "gm_read_bytes": sum(r.task.mte2_bytes for r in runs),
+            "gm_write_bytes": sum(r.task.mte3_bytes for r in runs),
+            "l2_hit_bytes": sum(r.l2_hit_bytes for r in runs),
+            "hbm_read_bytes": sum(r.hbm_bytes for r in runs),
+            "windows": len(window_stats),
+            "instances": sum(w[0] for w in window_stats),
+            "cross_edges": sum(w[2] for w in window_stats),
+            "aicpu_build_cycles": sum(r.end - r.start for r in self.aicpu if r.thread == 0),
+            "aicpu_sched_cycles": sum(r.end - r.start for r in self.aicpu if r.thread > 0),
+        }
+        reads = stats["gm_read_bytes"]
+        stats["l2_hit_ratio"] = stats["l2_hit_bytes"] / reads if reads else 0.0
+        return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
+                         self.aicpu, self.flows, stats)
+
+
+def _numel(extents: tuple[int, ...]) -> int:
+    n = 1
+    for e in extents:
+        n *= e
+    return n
+
+
+def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
+             sched_mode: int = 0) -> SimResult:
+    """Simulate stitched tasks on `spec`; see the module docstring for the model."""
+    return Simulator(spec, sched_mode).run(tasks, kernel)

@@ -1,0 +1,1 @@
+"""Profiling output of a simulated run: the swimlane (Chrome trace), reports."""

@@ -1,0 +1,89 @@
+"""Stitching: root-function instances, in the order the control walk creates them, batched
+into windows (device tasks) of at most `stitch_function_max_num` instances, with the
+dependencies between their tasks.
+
+Takes the executor's per-call task records → a task DAG per window. Keeps: inside an instance
+the call ops' own dependencies; between instances of one window, read-after-write,
+write-after-read and write-after-write on overlapping GM windows; windows run one after the
+other. A window also closes when its call-op count would pass `stitch_function_size` and
+before a loop marked `submit_before_loop`.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pypto.machine.result import SimTask
+
+Access = tuple[int, tuple[int, ...], tuple[int, ...]]
+
+
+def _overlap(a: Access, b: Access) -> bool:
+    (_, ao, ae), (_, bo, be) = a, b
+    if len(ao) != len(bo):
+        return True
+    for x, xe, y, ye in zip(ao, ae, bo, be):
+        if x >= y + ye or y >= x + xe:
+            return False
+    return True
+
+
+class Stitcher:
+    """Collects tasks instance by instance and closes windows."""
+
+    def __init__(self, max_instances: int, max_calls: int):
+        self.max_instances = max_instances
+        self.max_calls = max_calls
+        self.tasks: list[SimTask] = []
+        self.window = 0
+        self.instances_in_window = 0
+        self.calls_in_window = 0
+        self.total_instances = 0
+        self.cross_edges = 0
+        self._window_start = 0  # index into tasks of the window's first task
+
+    def begin_instance(self, calls: int) -> int:
+        """Start a root instance of `calls` call ops; returns its index inside the window."""
+        if self.instances_in_window and (
+                self.instances_in_window >= self.max_instances
+                or self.calls_in_window + calls > self.max_calls):
+            self.flush()
+        self.instances_in_window += 1
+        self.calls_in_window += calls
+        self.total_instances += 1
+        return self.instances_in_window - 1
+
+    def add(self, task: SimTask) -> None:
+        task.id = len(self.tasks)
+        task.window = self.window
+        self.tasks.append(task)
+
+    def flush(self) -> None:
+        """Close the current window (dependencies across its instances are resolved now)."""
+        if self.instances_in_window == 0:
+            return
+        self._link(self.tasks[self._window_start:])
+        self.window += 1
+        self.instances_in_window = 0
+        self.calls_in_window = 0
+        self._window_start = len(self.tasks)
+
+    def _link(self, tasks: list[SimTask]) -> None:
+        reads: dict[int, list[tuple[SimTask, Access]]] = defaultdict(list)
+        writes: dict[int, list[tuple[SimTask, Access]]] = defaultdict(list)
+        for t in tasks:
+            deps: set[int] = set()
+            for acc in t.reads:
+                for prev, pacc in writes[acc[0]]:
+                    if prev.instance != t.instance and _overlap(acc, pacc):
+                        deps.add(prev.id)
+            for acc in t.writes:
+                for prev, pacc in writes[acc[0]] + reads[acc[0]]:
+                    if prev.instance != t.instance and _overlap(acc, pacc):
+                        deps.add(prev.id)
+            new = sorted(deps - set(t.preds))
+            self.cross_edges += len(new)
+            t.preds.extend(new)
+            for acc in t.reads:
+                reads[acc[0]].append((t, acc))
+            for acc in t.writes:
+                writes[acc[0]].append((t, acc))
