@@ -181,9 +181,9 @@ _SPECS: list[OptionSpec] = [
                "stitch window growth step (simulator)"),
     OptionSpec("runtime", "triple_stream_sched", int_range(0, 1), 0,
                "internal upstream stream mode; no effect here"),
-    OptionSpec("runtime", "machine", text, "a2a3",
-               "OpenPTO: machine preset shared by the compiler's capacity checks and the "
-               "simulator"),
+    OptionSpec("runtime", "machine", text, "",
+               "OpenPTO: machine preset (a2a3, 910b1, 910b3, 910b4; default $OPENPTO_MACHINE or "
+               "a2a3) shared by the compiler's capacity checks and the simulator"),
     OptionSpec("runtime", "executor", one_of("tile", "reference"), "tile",
                "OpenPTO: 'tile' runs the compiled tile ops task by task; 'reference' runs the "
                "tensor graph (the golden)"),

@@ -284,7 +284,7 @@ class JitKernel:
                 gc.disable()
                 try:
                     compiled = compile_program(
-                        program, machine_spec(opt.lookup("runtime.machine", "a2a3")),
+                        program, machine_spec(opt.lookup("runtime.machine") or None),
                         opt.lookup("pass.pg_upper_bound"),
                         stop_after=opt.lookup("host.compile_stage", 0))
                 finally:

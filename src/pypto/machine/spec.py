@@ -52,19 +52,38 @@ class MachineSpec:
         return v["issue_overhead"] + repeats * cpr + v["op_sync_overhead"]
 
 
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) \
+            else v
+    return out
+
+
+def _read(path: str) -> dict:
+    """A preset's table; `base = "name"` inherits every number not overridden."""
+    with open(path, "rb") as f:
+        raw = tomllib.load(f)
+    parent = raw.pop("base", None)
+    if parent is None:
+        return raw
+    return _merge(_read(os.path.join(_HERE, f"{parent}.toml")), raw)
+
+
 def presets() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(_HERE) if f.endswith(".toml"))
 
 
 @functools.lru_cache(maxsize=None)
-def load(name: str = "a2a3") -> MachineSpec:
-    """The preset `name` (see `presets()`); an unknown name lists the available ones."""
+def load(name: str | None = None) -> MachineSpec:
+    """The preset `name` (see `presets()`; default: $OPENPTO_MACHINE or "a2a3"); an unknown
+    name lists the available ones."""
+    name = name or os.environ.get("OPENPTO_MACHINE") or "a2a3"
     path = os.path.join(_HERE, f"{name}.toml")
     if not os.path.exists(path):
         raise PyptoValueError(f"unknown machine preset '{name}'; available: "
                               f"{', '.join(presets())}")
-    with open(path, "rb") as f:
-        raw = tomllib.load(f)
+    raw = _read(path)
     b = raw["buffers"]
     return MachineSpec(raw["name"], raw["clock_mhz"], raw["cores"]["aic"], raw["cores"]["aiv"],
                        b["ub"], b["l1"], b["l0a"], b["l0b"], b["l0c"], raw["vector"],
