@@ -155,3 +155,31 @@ def test_no_run_exceeds_the_memory_roofline(stitch):
     peak = spec.memory["hbm_bytes_per_cycle"] + spec.memory["l2_bytes_per_cycle"]
     moved = s["gm_read_bytes"] + s["gm_write_bytes"]
     assert moved / s["kernel_cycles"] <= peak
+
+
+def _chain_kernel(machine, mode, uncached=False):
+    @pypto.frontend.jit(runtime_options={"machine": machine, "device_sched_mode": mode})
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 512)
+        a = pypto.exp(x)
+        if uncached:
+            a.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+        pypto.set_vec_tile_shapes(8, 256)   # mismatched tiles: a goes through GM
+        y[:] = pypto.sqrt(a + 1.0)
+    return k
+
+
+def test_l2_affinity_scheduling_raises_the_l2_hit_ratio(tmp_path):
+    """A producer->consumer chain whose intermediate outgrows L2: FIFO runs every producer
+    first and the data is evicted; device_sched_mode=1 runs a freshly ready consumer next,
+    while its input is still in L2. NONE_CACHEABLE keeps the intermediate out of L2."""
+    machine = tmp_path / "small_l2.toml"
+    machine.write_text('base = "a2a3"\nname = "small_l2"\n[memory]\nl2_capacity = 8388608\n')
+    x = torch.rand(2048, 1024)
+    ratio = {}
+    for mode in (0, 1):
+        k = _chain_kernel(str(machine), mode)
+        ratio[mode] = _stats(k, x, torch.zeros_like(x))["l2_hit_ratio"]
+    assert ratio[1] > ratio[0] + 0.2
+    k = _chain_kernel(str(machine), 1, uncached=True)
+    assert _stats(k, x, torch.zeros_like(x))["l2_hit_ratio"] < ratio[1] / 4

@@ -44,8 +44,9 @@ def _vector_class(opcode: str, dtype_name: str) -> str:
 
 
 def add_tile_op(task: SimTask, op: TileOp, windows: tuple, escaping: set[int],
-                spec: MachineSpec, shared_loads: set) -> None:
-    """Charge one executed tile op (with this instance's windows) to `task`."""
+                spec: MachineSpec, shared_loads: set, shape_of: Any) -> None:
+    """Charge one executed tile op (with this instance's windows) to `task`; `shape_of(value)`
+    gives a tensor's concrete shape for this instance."""
     regions = list(op.inputs) + ([op.output] if op.output is not None else [])
     for i, (r, (offs, valid)) in enumerate(zip(op.inputs, windows)):
         if op.local_inputs and op.local_inputs[i]:
@@ -59,6 +60,7 @@ def add_tile_op(task: SimTask, op: TileOp, windows: tuple, escaping: set[int],
         task.mte2_bytes += nbytes
         if nbytes:
             task.reads.append((r.value.storage.id, offs, valid))
+            task.read_layouts.append((shape_of(r.value), bytes_of(r.value.dtype)))
     if op.output is None:
         return
     out_offs, out_valid = windows[len(regions) - 1]
@@ -67,6 +69,8 @@ def add_tile_op(task: SimTask, op: TileOp, windows: tuple, escaping: set[int],
         task.mte3_bytes += out_bytes
         if out_bytes:
             task.writes.append((op.output.value.storage.id, out_offs, out_valid))
+            task.write_layouts.append((shape_of(op.output.value),
+                                       bytes_of(op.output.value.dtype)))
         return
     if op.core == AIC and op.opcode == "MATMUL":
         _cube(task, op, windows, spec)
@@ -80,6 +84,7 @@ def add_tile_op(task: SimTask, op: TileOp, windows: tuple, escaping: set[int],
     if op.output.value.id in escaping and out_bytes:
         task.mte3_bytes += out_bytes
         task.writes.append((op.output.value.storage.id, out_offs, out_valid))
+        task.write_layouts.append((shape_of(op.output.value), bytes_of(op.output.value.dtype)))
 
 
 def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
@@ -107,15 +112,19 @@ def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
 
 
 def add_whole_op(task: SimTask, in_bytes: float, out_bytes: float, spec: MachineSpec,
-                 writes: list[tuple[int, tuple[int, ...], tuple[int, ...]]],
-                 reads: list[tuple[int, tuple[int, ...], tuple[int, ...]]]) -> None:
-    """A whole op: every input in from GM, one vector pass, the output out to GM."""
+                 writes: list, reads: list) -> None:
+    """A whole op: every input in from GM, one vector pass, the output out to GM. `reads` and
+    `writes` hold (access, layout) pairs."""
     task.mte2_bytes += in_bytes
     task.mte3_bytes += out_bytes
     if out_bytes or in_bytes:
         task.vector_cycles += spec.vector_cycles("binary", max(in_bytes, out_bytes))
-    task.reads.extend(reads)
-    task.writes.extend(writes)
+    for acc, layout in reads:
+        task.reads.append(acc)
+        task.read_layouts.append(layout)
+    for acc, layout in writes:
+        task.writes.append(acc)
+        task.write_layouts.append(layout)
 
 
 def task_cycles(task: SimTask, spec: MachineSpec, in_bw: float | None = None,

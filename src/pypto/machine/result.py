@@ -34,6 +34,10 @@ class SimTask:
     # GM accesses: (storage id, offsets, extents) of each read / write, for stitching deps
     reads: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
     writes: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
+    # layout of each access above, in the same order: (shape of the accessed tensor, bytes per
+    # element), so the L2 model can map boxes to cache lines
+    read_layouts: list[tuple[tuple[int, ...], float]] = field(default_factory=list)
+    write_layouts: list[tuple[tuple[int, ...], float]] = field(default_factory=list)
     uncached: frozenset = frozenset()  # storage ids marked NONE_CACHEABLE
     preds: list[int] = field(default_factory=list)   # task ids this task waits for
     inputs: list[dict[str, Any]] = field(default_factory=list)   # operand hints

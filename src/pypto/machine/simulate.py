@@ -21,6 +21,7 @@ output). The model, with every constant from the machine spec:
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import OrderedDict, defaultdict, deque
 
 from pypto.machine.cost import task_cycles
@@ -29,24 +30,50 @@ from pypto.machine.spec import MachineSpec
 
 
 class _L2:
-    """An LRU cache of GM windows (keyed by storage and box), sized in bytes."""
+    """An LRU cache of GM lines (`memory.l2_line` bytes), keyed by (storage, line index),
+    sized by `memory.l2_capacity`."""
 
-    def __init__(self, capacity: float):
-        self.capacity = capacity
-        self.used = 0.0
+    def __init__(self, capacity: float, line: int):
+        self.line = line
+        self.max_lines = max(1, int(capacity // line))
         self.lines: OrderedDict = OrderedDict()
 
-    def access(self, key: tuple, nbytes: float) -> bool:
-        hit = key in self.lines
-        if hit:
-            self.lines.move_to_end(key)
-            return True
-        self.lines[key] = nbytes
-        self.used += nbytes
-        while self.used > self.capacity and self.lines:
-            _, b = self.lines.popitem(last=False)
-            self.used -= b
-        return False
+    def touch(self, storage: int, offs: tuple[int, ...], ext: tuple[int, ...],
+              shape: tuple[int, ...], itemsize: float) -> tuple[int, int]:
+        """Access a box; returns (lines that hit, lines touched)."""
+        hit = total = 0
+        lines = self.lines
+        for start, length in _segments(offs, ext, shape):
+            first = int(start * itemsize) // self.line
+            last = int((start + length) * itemsize - 1) // self.line
+            for ln in range(first, last + 1):
+                key = (storage, ln)
+                total += 1
+                if key in lines:
+                    hit += 1
+                    lines.move_to_end(key)
+                else:
+                    lines[key] = True
+                    if len(lines) > self.max_lines:
+                        lines.popitem(last=False)
+        return hit, total
+
+
+def _segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...]):
+    """(first element, element count) of each contiguous run of a box in a row-major tensor."""
+    if not shape or any(e == 0 for e in ext):
+        return
+    k = len(shape) - 1
+    while k > 0 and offs[k] == 0 and ext[k] == shape[k]:
+        k -= 1  # dims k+1.. are whole: rows of dim k are contiguous with each other
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    run = ext[k] * strides[k]
+    lead = [range(o, o + e) for o, e in zip(offs[:k], ext[:k])]
+    base_k = offs[k] * strides[k]
+    for idx in itertools.product(*lead):
+        yield base_k + sum(i * s for i, s in zip(idx, strides)), run
 
 
 class Simulator:
@@ -57,7 +84,7 @@ class Simulator:
         self.threads = a["sched_threads"]
         self.per_thread = a["cores_per_thread"]
         self.slots = a["slots_per_core"]
-        self.l2 = _L2(spec.memory["l2_capacity"])
+        self.l2 = _L2(spec.memory["l2_capacity"], int(spec.memory["l2_line"]))
         self.aicpu: list[AicpuRun] = []
         self.runs: dict[int, TaskRun] = {}
         self.flows: list[tuple[int, int]] = []
@@ -192,22 +219,22 @@ class Simulator:
         """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running."""
         dma = self.spec.dma
         core_bw = (dma["gm_to_l1"] if task.core == "AIC" else dma["gm_to_ub"])["bw"]
-        hit = miss = 0.0
-        per_byte = task.mte2_bytes / max(1.0, sum(_numel(a[2]) for a in task.reads)) \
-            if task.reads else 0.0
-        for acc in task.reads:
-            nbytes = _numel(acc[2]) * per_byte
+        hit_lines = total_lines = 0
+        for acc, (shape, isz) in zip(task.reads, task.read_layouts):
             if acc[0] in task.uncached:
-                miss += nbytes
-            elif self.l2.access(acc, nbytes):
-                hit += nbytes
-            else:
-                miss += nbytes
-        rest = task.mte2_bytes - hit - miss
-        miss += max(0.0, rest)
-        for acc in task.writes:
+                continue
+            h, n = self.l2.touch(acc[0], acc[1], acc[2], shape, isz)
+            hit_lines += h
+            total_lines += n
+        reads_total = sum(_numel(a[2]) * isz for a, (_, isz) in zip(task.reads,
+                                                                   task.read_layouts))
+        hit = task.mte2_bytes * (hit_lines / total_lines) * (
+            reads_total / task.mte2_bytes if task.mte2_bytes else 0.0) if total_lines else 0.0
+        hit = min(hit, task.mte2_bytes)
+        miss = task.mte2_bytes - hit
+        for acc, (shape, isz) in zip(task.writes, task.write_layouts):
             if acc[0] not in task.uncached:
-                self.l2.access(acc, _numel(acc[2]) * per_byte if per_byte else 0.0)
+                self.l2.touch(acc[0], acc[1], acc[2], shape, isz)
         mem = self.spec.memory
         hbm_bw = min(core_bw, mem["hbm_bytes_per_cycle"] / active)
         l2_bw = min(core_bw * 2, mem["l2_bytes_per_cycle"] / active)

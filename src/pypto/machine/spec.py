@@ -79,7 +79,10 @@ def load(name: str | None = None) -> MachineSpec:
     """The preset `name` (see `presets()`; default: $OPENPTO_MACHINE or "a2a3"); an unknown
     name lists the available ones."""
     name = name or os.environ.get("OPENPTO_MACHINE") or "a2a3"
-    path = os.path.join(_HERE, f"{name}.toml")
+    # A path to a TOML file is a custom machine (it may inherit a preset with `base = ...`).
+    path = name if name.endswith(".toml") else os.path.join(_HERE, f"{name}.toml")
+    if name.endswith(".toml") and not os.path.exists(path):
+        raise PyptoValueError(f"machine file '{name}' does not exist")
     if not os.path.exists(path):
         raise PyptoValueError(f"unknown machine preset '{name}'; available: "
                               f"{', '.join(presets())}")

@@ -87,13 +87,17 @@ class TileExecutor(ReferenceExecutor):
             else:
                 self._compute(op, local, escaping, windows)
             if task is not None:
-                add_tile_op(task, op, windows, escaping, spec, shared)
+                add_tile_op(task, op, windows, escaping, spec, shared, self._value_shape)
+
+    def _value_shape(self, v) -> tuple[int, ...]:
+        return self.shape(v.shape)
 
     def _charge_whole(self, task: SimTask, op: TileOp) -> None:
         def access(v):
-            valid = self._clip(self.shape(v.valid_shape), self.shape(v.shape))
-            return (v.storage.id, tuple(0 for _ in valid), valid), \
-                float(np.prod(valid)) * bytes_of(v.dtype)
+            shape = self.shape(v.shape)
+            valid = self._clip(self.shape(v.valid_shape), shape)
+            acc = (v.storage.id, tuple(0 for _ in valid), valid)
+            return (acc, (shape, bytes_of(v.dtype))), float(np.prod(valid)) * bytes_of(v.dtype)
         reads = [access(v) for v in op.src.inputs]
         writes = [access(v) for v in op.src.outputs]
         add_whole_op(task, sum(b for _, b in reads), sum(b for _, b in writes),
