@@ -435,8 +435,9 @@ class Expander:
         core = prods[0].core if prods else AIV
         for o, size in regions:
             region_in = self.read(src, o, size)
+            # the written extent is the source's valid extent, in the source's coordinates
             target = Region(dst, tuple(binary("add", a, b) for a, b in zip(offsets, o)), size,
-                            region_in.valid)
+                            clamped_valid(src, o, size))
             self.new_op("copy_out", "ASSEMBLE", core, [region_in], target, op,
                         {"tile_offsets": o})
         return True

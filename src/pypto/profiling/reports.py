@@ -1,0 +1,376 @@
+"""Text reports of a simulated run: machine statistics, bubble analysis, a one-line summary.
+
+Takes a `machine.result.SimResult` (cycles) - or, for the bubble analysis, a parsed swimlane
+(`swimlane.SwimlaneData`, ours or PyPTO's) - and returns text modelled on PyPTO's
+`_simulate.stat.report.txt` and `bubble_analysis.log` (shared/reference/swimlane_format.md
+sections 2 and 3). Keeps: every number is derived from the result alone, deterministically.
+
+`SimResult.stats` keys read by `stats_report` (all optional; a missing one is derived from the
+tasks when possible, else printed as "n/a"):
+
+  kernel_cycles     AIC/AIV span: last task end - first task start (default: from the tasks)
+  e2e_cycles        launch to the last event, AICPU included (default: latest end of any task
+                    or AICPU event, counted from cycle 0)
+  gm_read_bytes     bytes read from GM by the tasks (default: sum of SimTask.mte2_bytes)
+  gm_write_bytes    bytes written to GM (default: sum of SimTask.mte3_bytes)
+  l2_hit_bytes      GM read bytes served by L2 (default: sum of TaskRun.l2_hit_bytes)
+  hbm_bytes         bytes that went to HBM (or hbm_read_bytes; default: sum of
+                    TaskRun.hbm_bytes)
+  workspace_bytes   GM workspace of the values crossing subgraphs
+  windows           stitch windows (device tasks) (default: distinct SimTask.window)
+  instances         root-function instances (default: distinct (window, instance))
+  sched_threads     AICPU scheduler threads (the control thread comes on top)
+
+Every other scalar (or one-level dict of scalars) in `stats` is listed, sorted, under
+"Simulator Statistics", so the report shows whatever the simulator records; task counts,
+utilisations and the L2 hit ratio (`tasks*`, `empty_tasks`, `utilization*`, `l2_hit_ratio`) are
+re-derived from the tasks and not listed twice.
+
+Bubble analysis (per lane, us): the lane's work window runs from the first task start of the
+whole run to the lane's last task end. Each gap before a task is split at the task's ready time
+(the latest end of its predecessors): the part before it is "wait predecessor", the rest "wait
+schedule" (ready, not yet running: AICPU resolve + dispatch latency). A gap before a task whose
+predecessors all ended before the gap began is therefore all schedule wait. On PyPTO's softmax
+sample this reproduces the numbers of its `bubble_analysis.log` (AIV_25: 18.61 / 0.000556;
+HUB_80: 35.73 / 42.96). Our blocks add "Busy Time" and "Idle Time" (kernel span - busy).
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pypto.machine.result import SimResult, TaskRun
+from pypto.profiling.swimlane import SwimlaneData, task_id
+
+_WIDTH = 60                     # PyPTO's report banner width
+_LABEL = 49                     # label + dots, then ':' (PyPTO's column)
+_CONSUMED = {"kernel_cycles", "e2e_cycles", "gm_read_bytes", "gm_write_bytes", "l2_hit_bytes",
+             "hbm_bytes", "hbm_read_bytes", "workspace_bytes", "windows", "instances",
+             "sched_threads",
+             # re-derived from the tasks and printed in their own rows
+             "tasks", "tasks_aic", "tasks_aiv", "empty_tasks", "utilization", "utilization_aic",
+             "utilization_aiv", "l2_hit_ratio"}
+
+
+# ----------------------------------------------------------------------------------------------
+# numbers shared by the reports
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunNumbers:
+    """The headline numbers of one run (cycles unless named _us / _pct)."""
+
+    kernel_cycles: float
+    e2e_cycles: float
+    tasks: int
+    aic_tasks: int
+    aiv_tasks: int
+    aic_busy: float
+    aiv_busy: float
+    aic_util_pct: float
+    aiv_util_pct: float
+    util_pct: float             # AIC+AIV busy / ((aic + aiv) x kernel_cycles), PyPTO's formula
+    gm_read_bytes: float | None
+    gm_write_bytes: float | None
+    l2_hit_bytes: float | None
+    l2_hit_pct: float | None
+    windows: int
+    instances: int
+
+
+def _stat(stats: dict[str, Any], key: str, default: Any) -> Any:
+    value = stats.get(key)
+    return default if value is None else value
+
+
+def _pct(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def run_numbers(result: SimResult) -> RunNumbers:
+    runs, st = result.tasks, result.stats
+    span = (max(r.end for r in runs) - min(r.start for r in runs)) if runs else 0.0
+    ends = [r.end for r in runs] + [a.end for a in result.aicpu]
+    starts = [r.start for r in runs] + [a.start for a in result.aicpu]
+    kernel = float(_stat(st, "kernel_cycles", span))
+    e2e = float(_stat(st, "e2e_cycles", max(ends) - min(0.0, min(starts)) if ends else 0.0))
+    busy = {"AIC": 0.0, "AIV": 0.0}
+    count = Counter(r.task.core for r in runs)
+    for r in runs:
+        busy[r.task.core] = busy.get(r.task.core, 0.0) + (r.end - r.start)
+    gm_read = _stat(st, "gm_read_bytes", sum(r.task.mte2_bytes for r in runs))
+    l2_hit = _stat(st, "l2_hit_bytes", sum(r.l2_hit_bytes for r in runs))
+    return RunNumbers(
+        kernel, e2e, len(runs), count["AIC"], count["AIV"], busy["AIC"], busy["AIV"],
+        _pct(busy["AIC"], result.aic * kernel), _pct(busy["AIV"], result.aiv * kernel),
+        _pct(busy["AIC"] + busy["AIV"], (result.aic + result.aiv) * kernel),
+        gm_read, _stat(st, "gm_write_bytes", sum(r.task.mte3_bytes for r in runs)), l2_hit,
+        _pct(l2_hit, gm_read) if gm_read else None,
+        int(_stat(st, "windows", len({r.task.window for r in runs}))),
+        int(_stat(st, "instances", len({(r.task.window, r.task.instance) for r in runs}))))
+
+
+# ----------------------------------------------------------------------------------------------
+# statistics report
+# ----------------------------------------------------------------------------------------------
+
+def _banner(title: str) -> str:
+    return title.center(_WIDTH, "=")
+
+
+def _row(label: str, value: Any, pct: float | None = None) -> str:
+    head = label + "." * max(0, _LABEL - len(label))
+    if value is None:
+        text = f"{'n/a':>10}"
+    elif isinstance(value, float):
+        text = f"{value:>10.2f}"
+    elif isinstance(value, int):
+        text = f"{value:>10}"
+    else:
+        text = f"{value!s:>10}" if len(str(value)) < 10 else f" {value}"
+    return f"{head}:{text}" + (f"{pct:>8.2f}%" if pct is not None else "")
+
+
+def _num(x: float | None) -> int | float | None:
+    """Cycles and byte counts print as integers when they are whole numbers."""
+    return int(x) if isinstance(x, float) and x.is_integer() else x
+
+
+def _avg(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _extra_stats(stats: dict[str, Any]) -> list[str]:
+    rows = []
+    for key in sorted(k for k in stats if k not in _CONSUMED):
+        value = stats[key]
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        for sub, v in sorted(items, key=lambda kv: str(kv[0])):
+            if isinstance(v, (int, float, str, bool)):
+                name = key if sub is None else f"{key}.{sub}"
+                rows.append(_row(name, str(v) if isinstance(v, bool) else v))
+    return rows
+
+
+def stats_report(result: SimResult) -> str:
+    """Machine statistics of `result`, laid out like PyPTO's `_simulate.stat.report.txt`."""
+    n = run_numbers(result)
+    st, runs = result.stats, result.tasks
+    cycles = [r.end - r.start for r in runs]
+    leaves: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in runs:
+        leaves[(r.task.leaf, r.task.core)].append(r.end - r.start)
+    used = {k: len({r.core_index for r in runs if r.task.core == k}) for k in ("AIC", "AIV")}
+    pipe = {k: sum(r.task.cube_cycles if k == "AIC" else r.task.vector_cycles
+                   for r in runs if r.task.core == k) for k in ("AIC", "AIV")}
+    threads = st.get("sched_threads")
+    flows = len(set(result.flows))
+    empty = sum(r.task.empty for r in runs)
+    out = [_banner("OpenPTO MachineModel Report"),
+           _row("Kernel", result.kernel),
+           _row("Clock MHz", result.clock_mhz),
+           _row("Total Cycles", _num(n.e2e_cycles)),
+           _row("Kernel Cycles", _num(n.kernel_cycles)),
+           _row("End-to-End Time (us)", float(result.us(n.e2e_cycles))),
+           _row("Kernel Time (us)", float(result.us(n.kernel_cycles))),
+           _row("AICPU Thread Count", None if threads is None else int(threads) + 1),
+           _row("Core Machine Count", result.aic + result.aiv),
+           _row("|--Cube Count", result.aic),
+           _row("|--Vector Count", result.aiv),
+           _row("Stitch Windows", n.windows),
+           _row("Root Instances", n.instances),
+           _row("Leaf Function Count", len({leaf for leaf, _ in leaves})),
+           _banner("Task Statistics"),
+           _row("Total Submit Tasks", n.tasks),
+           _row("  |--Cube Tasks", n.aic_tasks, _pct(n.aic_tasks, n.tasks)),
+           _row("  |--Vector Tasks", n.aiv_tasks, _pct(n.aiv_tasks, n.tasks)),
+           _row("  |--Empty Tasks", empty, _pct(empty, n.tasks)),
+           _row("Average Task Cycles", float(_avg(cycles))),
+           _row("  |--Max Task Cycles", _num(max(cycles, default=0))),
+           _row("  |--Min Task Cycles", _num(min(cycles, default=0))),
+           _row("Total Resolve Times", flows),
+           "Tasks per Leaf Function (count, average cycles):"]
+    for (leaf, core), cyc in sorted(leaves.items()):
+        out.append(_row(f"  |--{leaf} [{core}]", len(cyc)) + f"{_avg(cyc):>10.2f}")
+    out.append(_banner("Core Statistics"))
+    out.append(_row("AICore Busy Cycles", float(n.aic_busy + n.aiv_busy), n.util_pct))
+    for core, title, total, busy, util in (
+            ("AIC", "Cube", result.aic, n.aic_busy, n.aic_util_pct),
+            ("AIV", "Vector", result.aiv, n.aiv_busy, n.aiv_util_pct)):
+        pipe_avg = pipe[core] / used[core] if used[core] else 0.0
+        out += [_row(f"Used {title} Cores", used[core]),
+                _row(f"{title} Core Busy Cycles (avg)", float(busy / total if total else 0.0),
+                     util),
+                _row(f"Average {title} Pipe Usage", float(pipe_avg),
+                     _pct(pipe_avg, n.kernel_cycles))]
+    out += [_banner("Memory Statistics"),
+            _row("GM Read Bytes", _num(n.gm_read_bytes)),
+            _row("GM Write Bytes", _num(n.gm_write_bytes)),
+            _row("L2 Hit Bytes", _num(n.l2_hit_bytes), n.l2_hit_pct),
+            _row("HBM Bytes", _num(_stat(st, "hbm_bytes", _stat(
+                st, "hbm_read_bytes", sum(r.hbm_bytes for r in runs))))),
+            _row("Workspace Bytes", _num(st.get("workspace_bytes")))]
+    extra = _extra_stats(st)
+    if extra:
+        out += [_banner("Simulator Statistics")] + extra
+    out.append(_banner("OpenPTO MachineModel Report End"))
+    return "\n".join(out) + "\n"
+
+
+def one_line_summary(result: SimResult) -> str:
+    """One line for logs: kernel and end-to-end time, tasks, utilisation, windows, L2 hits."""
+    n = run_numbers(result)
+    l2 = "n/a" if n.l2_hit_pct is None else f"{n.l2_hit_pct:.1f}%"
+    return (f"{result.kernel}: kernel {result.us(n.kernel_cycles):.2f} us, "
+            f"e2e {result.us(n.e2e_cycles):.2f} us, {n.tasks} tasks "
+            f"({n.aic_tasks} AIC / {n.aiv_tasks} AIV), AICore util {n.util_pct:.2f}% "
+            f"(AIC {n.aic_util_pct:.2f}%, AIV {n.aiv_util_pct:.2f}%), "
+            f"{n.windows} window(s), {n.instances} instance(s), L2 hit {l2}")
+
+
+# ----------------------------------------------------------------------------------------------
+# bubble analysis
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LaneTask:
+    """A task on a lane, in us; `ready` = latest predecessor end (None: no predecessor)."""
+
+    key: int                    # PyPTO TaskId
+    label: str                  # the swimlane event name
+    start: float
+    end: float
+    ready: float | None
+
+
+@dataclass(frozen=True)
+class TaskWait:
+    key: int
+    label: str
+    lane: str
+    start: float
+    schedule: float             # ready -> start
+    predecessor: float          # gap start -> ready
+
+
+@dataclass(frozen=True)
+class LaneBubbles:
+    lane: str
+    task_count: int
+    work: float                 # run start -> last task end on this lane (0 if idle)
+    busy: float
+    wait_schedule: float
+    wait_predecessor: float
+    idle: float                 # run span - busy
+    waits: tuple[TaskWait, ...]
+
+    @property
+    def total_wait(self) -> float:
+        return self.wait_schedule + self.wait_predecessor
+
+
+def analyze_bubbles(lanes: list[tuple[str, list[LaneTask]]]) -> list[LaneBubbles]:
+    """Busy / wait / idle per lane (see the module docstring); lanes keep their order."""
+    every = [t for _, tasks in lanes for t in tasks]
+    origin = min((t.start for t in every), default=0.0)
+    span = max((t.end for t in every), default=0.0) - origin
+    out = []
+    for name, tasks in lanes:
+        gap_start, busy, sched, pred, waits = origin, 0.0, 0.0, 0.0, []
+        for t in sorted(tasks, key=lambda t: (t.start, t.end, t.key)):
+            gap = max(0.0, t.start - gap_start)
+            ready = gap_start if t.ready is None else t.ready
+            p = min(max(ready - gap_start, 0.0), gap)
+            pred += p
+            sched += gap - p
+            waits.append(TaskWait(t.key, t.label, name, t.start, gap - p, p))
+            busy += t.end - t.start
+            gap_start = max(gap_start, t.end)
+        work = gap_start - origin if tasks else 0.0
+        out.append(LaneBubbles(name, len(tasks), work, busy, sched, pred, span - busy,
+                               tuple(waits)))
+    return out
+
+
+def bubbles_from_result(result: SimResult) -> list[LaneBubbles]:
+    """Bubble analysis of every AIC and AIV lane of `result` (idle lanes included)."""
+    by_id = {r.task.id: r for r in result.tasks}
+    preds: dict[int, set[int]] = defaultdict(set)
+    for p, s in result.flows:
+        preds[s].add(p)
+    lanes: dict[tuple[str, int], list[LaneTask]] = {
+        (core, i): [] for core, n in (("AIC", result.aic), ("AIV", result.aiv))
+        for i in range(n)}
+
+    def lane_task(r: TaskRun) -> LaneTask:
+        t = r.task
+        ends = [by_id[p].end for p in preds[t.id] | set(t.preds) if p in by_id]
+        return LaneTask(task_id(t.instance, t.call),
+                        f"{t.window}-{t.instance}-{t.call}-{t.root_index}-{t.leaf_index}"
+                        f"({t.label})", result.us(r.start), result.us(r.end),
+                        result.us(max(ends)) if ends else None)
+    for r in result.tasks:
+        lanes.setdefault((r.task.core, r.core_index), []).append(lane_task(r))
+    named = [(f"{core}_{i + 1 if core == 'AIC' else result.aic + i + 1}", tasks)
+             for (core, i), tasks in sorted(lanes.items())]
+    return analyze_bubbles(named)
+
+
+def bubbles_from_swimlane(data: SwimlaneData) -> list[LaneBubbles]:
+    """Bubble analysis of a parsed swimlane (PyPTO's or ours): every non-AICPU lane, by tid;
+    predecessors come from the flows."""
+    preds = data.preds()
+    lanes: dict[int, list[LaneTask]] = {tid: [] for tid, ln in data.lanes.items()
+                                        if ln.kind != "aicpu"}
+    for t in data.tasks:
+        ends = [data.tasks[p].end for p in preds.get(t.index, ())]
+        key = t.task_id if t.task_id is not None else t.id
+        lanes[t.lane].append(LaneTask(key, t.name, t.start, t.end, max(ends) if ends else None))
+    return analyze_bubbles([(data.lanes[tid].name, tasks) for tid, tasks in sorted(lanes.items())])
+
+
+def _wait_line(w: TaskWait, pad: int) -> str:
+    return f"    Task:{w.key}, label:{w.label}, wait:{' ' * pad}{w.schedule}"
+
+
+def _top(waits: list[TaskWait], k: int) -> list[TaskWait]:
+    return sorted(waits, key=lambda w: -w.schedule)[:k]     # stable: ties keep lane/start order
+
+
+def format_bubbles(lanes: list[LaneBubbles], top: int = 10, per_lane: int = 3) -> str:
+    """The bubble analysis as text, in the layout of PyPTO's `bubble_analysis.log`."""
+    out = [f"Top {top} tasks in waiting schedule"]
+    out += [_wait_line(w, 17) for w in _top([w for ln in lanes for w in ln.waits], top)]
+    out += ["", ""]
+    for ln in lanes:
+        out.append(f"[{ln.lane}] Execute task num:{ln.task_count}")
+        if not ln.task_count:
+            out += ["    Core Total Work Time: 0.0", "    Total Wait Time: 0",
+                    "    Wait Schedule Time: 0", "    Wait Predecessor Time: 0",
+                    "    Busy Time: 0.0", f"    Idle Time: {ln.idle}"]
+            continue
+        out += [f"    Core Total Work Time: {ln.work}", f"    Total Wait Time: {ln.total_wait}",
+                f"    Wait Schedule Time: {ln.wait_schedule}",
+                f"    Wait Predecessor Time: {ln.wait_predecessor}",
+                f"    Busy Time: {ln.busy}", f"    Idle Time: {ln.idle}",
+                f"    Top {per_lane} tasks in waiting schedule time"]
+        out += [_wait_line(w, 21) for w in _top(list(ln.waits), per_lane)]
+    return "\n".join(out) + "\n"
+
+
+def bubble_report(result: SimResult) -> str:
+    """Per-core busy / idle / wait report of `result` (us), modelled on bubble_analysis.log."""
+    return format_bubbles(bubbles_from_result(result))
+
+
+def write_reports(result: SimResult, folder: str | os.PathLike) -> list[Path]:
+    """Write `stat.report.txt` and `bubble_analysis.log` into `folder`; returns their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stat, bubble = folder / "stat.report.txt", folder / "bubble_analysis.log"
+    stat.write_text(stats_report(result))
+    bubble.write_text(bubble_report(result))
+    return [stat, bubble]
