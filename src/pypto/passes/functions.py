@@ -38,6 +38,8 @@ class CallOp:
     merge_info: dict[str, Any] = field(default_factory=dict)
     # GM loads (Regions) several matmul tile ops of this call read: loaded into L1 once
     shared_loads: list[Any] = field(default_factory=list)
+    # executor cache: PyPTO-style operand hints (inputs, outputs) for the swimlane
+    operand_hints: Any = field(default=None, repr=False)
 
     @property
     def core(self) -> str:

@@ -16,7 +16,7 @@ from pypto.errors import PyptoRuntimeError
 from pypto.dtypes import bytes_of
 from pypto.enums import CachePolicy
 from pypto.ir.program import Block, Loop
-from pypto.machine.cost import add_tile_op, add_whole_op
+from pypto.machine.cost import add_tile_op, add_whole_op, operand_hints
 from pypto.machine.result import SimTask
 from pypto.ops.core import REGISTRY
 from pypto.passes import CompiledProgram
@@ -65,10 +65,11 @@ class TileExecutor(ReferenceExecutor):
     def _new_task(self, root: str, call: CallOp, instance: int, ids: dict[int, int]) -> SimTask:
         label = next((op.src.label for op in call.ops if op.src.label), "")
         merge = {name: info.key for name, info in getattr(call, "merge_info", {}).items()}
+        inputs, outputs = _operands(call)
         return SimTask(-1, -1, instance, root, self._root_index[root], call.index,
                        call.leaf.name, call.leaf.index, call.core, label,
                        preds=[ids[p] for p in call.preds], merge=merge,
-                       uncached=self._uncached)
+                       uncached=self._uncached, inputs=inputs, outputs=outputs)
 
     # ---- one task ----
     def run_call(self, call: CallOp, escaping: set[int], task: SimTask | None = None) -> None:
@@ -228,3 +229,23 @@ def _compile_plan(op: TileOp):
         parts.append(f"(({offs}{',' if r.offsets else ''}), ({valid}{',' if r.valid else ''}))")
     code = f"lambda V, R: ({', '.join(parts)}{',' if parts else ''})"
     return eval(code, {"E": tuple(reads), "_min": min, "_max": max})
+
+
+def _operands(call: CallOp) -> tuple[list, list]:
+    """PyPTO-style operand hints of a call op: the GM tensors it reads and writes
+    ({id: {shape (-1 = dynamic), dtype, rawmagic}}), computed once per call op."""
+    if call.operand_hints is not None:
+        return call.operand_hints
+    seen_in, seen_out, ins, outs = set(), set(), [], []
+    for op in call.ops:
+        for r, local in zip(op.inputs, op.local_inputs or [False] * len(op.inputs)):
+            if not local and r.value.id not in seen_in:
+                seen_in.add(r.value.id)
+                ins.append(r.value)
+        if op.output is not None and op.output.value.id not in seen_out and (
+                op.kind in ("copy_out", "whole")):
+            seen_out.add(op.output.value.id)
+            outs.append(op.output.value)
+    hints = (operand_hints(ins), operand_hints(outs))
+    call.operand_hints = hints
+    return hints

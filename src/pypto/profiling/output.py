@@ -1,0 +1,26 @@
+"""The files of one simulated run (`runtime_debug_mode=1`), in PyPTO's layout.
+
+Takes a `SimResult` and the traced program → `output/output_<ts>/` holding
+`merged_swimlane.json`, `program.json` (+ DOT per root function), the stats report and the
+bubble report, and prints the one-line summary. Returns the folder.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from pypto.ir.dump import dump_program
+from pypto.ir.program import Program
+from pypto.machine.result import SimResult
+from pypto.profiling.reports import one_line_summary, write_reports
+from pypto.profiling.swimlane import write_swimlane
+
+
+def write_run(result: SimResult, program: Program, folder: str) -> str:
+    os.makedirs(folder, exist_ok=True)
+    swimlane = write_swimlane(result, os.path.join(folder, "merged_swimlane.json"))
+    if not os.path.exists(os.path.join(folder, "program.json")):
+        dump_program(program, folder)
+    write_reports(result, folder)
+    print(f"[pypto] {one_line_summary(result)} -> {swimlane}", file=sys.stderr)
+    return folder
