@@ -363,7 +363,8 @@ class JitKernel:
         stitcher.flush()
         self.last_executor = executor
         self.last_run = simulate(stitcher.tasks, compiled.spec, self.__name__,
-                                 opt.lookup("runtime.device_sched_mode", 0))
+                                 opt.lookup("runtime.device_sched_mode", 0),
+                                 frozenset(p.value.storage.id for p in program.params))
         if opt.lookup("debug.runtime_debug_mode", 0):
             from pypto.profiling.output import write_run
             write_run(self.last_run, program, output_dir())

@@ -55,6 +55,7 @@ class TaskRun:
     end: float
     l2_hit_bytes: float = 0.0
     hbm_bytes: float = 0.0
+    ready: float | None = None  # when its last dependency was resolved (cycles)
 
 
 @dataclass(slots=True)

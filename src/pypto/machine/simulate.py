@@ -95,7 +95,8 @@ class Simulator:
         return min(self.threads, index // per + 1)
 
     # ---- whole run ----
-    def run(self, tasks: list[SimTask], kernel: str) -> SimResult:
+    def run(self, tasks: list[SimTask], kernel: str,
+            params: frozenset = frozenset()) -> SimResult:
         windows: dict[int, list[SimTask]] = defaultdict(list)
         for t in tasks:
             windows[t.window].append(t)
@@ -117,7 +118,7 @@ class Simulator:
                                         "cross_edges": cross}))
             launch = max(build_end + a["launch_cycles"], prev_end)
             prev_end = self.run_window(wt, launch)
-            window_stats.append((instances, len(wt), cross))
+            window_stats.append((instances, len(wt), cross, _workspace(wt, params)))
         return self._result(tasks, kernel, build_end, window_stats)
 
     # ---- one window ----
@@ -139,6 +140,7 @@ class Simulator:
         dispatched = [0] * (self.threads + 1)
         ready: dict[str, deque] = {"AIC": deque(), "AIV": deque()}
         producer_core: dict[int, int] = {}
+        ready_at: dict[int, float] = {}
         running: list[float] = []   # end times of running tasks (heap)
         events: list = []
         seq = 0
@@ -151,6 +153,7 @@ class Simulator:
             now, _, kind, tid = heapq.heappop(events)
             if kind == "ready":
                 ready[by_id[tid].core].append(tid)
+                ready_at[tid] = now
             else:  # done
                 run = self.runs[tid]
                 key = (run.task.core, run.core_index)
@@ -195,7 +198,7 @@ class Simulator:
                     free_at[key] = end
                     slots_used[key] += 1
                     heapq.heappush(running, end)
-                    self.runs[tid] = TaskRun(task, slot, begin, end, hit, hbm)
+                    self.runs[tid] = TaskRun(task, slot, begin, end, hit, hbm, ready_at[tid])
                     heapq.heappush(events, (end, seq, "done", tid))
                     seq += 1
         return end_of_window
@@ -274,11 +277,24 @@ class Simulator:
             "cross_edges": sum(w[2] for w in window_stats),
             "aicpu_build_cycles": sum(r.end - r.start for r in self.aicpu if r.thread == 0),
             "aicpu_sched_cycles": sum(r.end - r.start for r in self.aicpu if r.thread > 0),
+            "sched_threads": self.threads,
+            "workspace_bytes": max((w[3] for w in window_stats), default=0),
         }
         reads = stats["gm_read_bytes"]
         stats["l2_hit_ratio"] = stats["l2_hit_bytes"] / reads if reads else 0.0
         return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
                          self.aicpu, self.flows, stats)
+
+
+def _workspace(tasks: list[SimTask], params: frozenset) -> float:
+    """GM workspace a window needs: the distinct boxes its tasks write outside the kernel's
+    parameters (intermediates crossing tasks or instances)."""
+    boxes = {}
+    for t in tasks:
+        for acc, (_, isz) in zip(t.writes, t.write_layouts):
+            if acc[0] not in params:
+                boxes[acc] = _numel(acc[2]) * isz
+    return float(sum(boxes.values()))
 
 
 def _numel(extents: tuple[int, ...]) -> int:
@@ -289,6 +305,7 @@ def _numel(extents: tuple[int, ...]) -> int:
 
 
 def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
-             sched_mode: int = 0) -> SimResult:
-    """Simulate stitched tasks on `spec`; see the module docstring for the model."""
-    return Simulator(spec, sched_mode).run(tasks, kernel)
+             sched_mode: int = 0, params: frozenset = frozenset()) -> SimResult:
+    """Simulate stitched tasks on `spec`; see the module docstring for the model. `params`:
+    storage ids of the kernel's parameters (not workspace)."""
+    return Simulator(spec, sched_mode).run(tasks, kernel, params)
