@@ -30,7 +30,7 @@ def test_files_and_numbers(capsys):
     assert {"merged_swimlane.json", "program.json", "stat.report.txt",
             "bubble_analysis.log"} <= set(files)
     data = read_swimlane(os.path.join(folder[0], "merged_swimlane.json"))
-    core_tasks = [t for t in data.tasks if t.lane.startswith(("AIC_", "AIV_"))]
+    core_tasks = [t for t in data.tasks if data.lanes[t.lane].kind in ("aic", "aiv")]
     assert len(core_tasks) == k.last_run.stats["tasks"] == 8
     events = json.load(open(os.path.join(folder[0], "merged_swimlane.json")))["traceEvents"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M"}
