@@ -183,3 +183,22 @@ def test_l2_affinity_scheduling_raises_the_l2_hit_ratio(tmp_path):
     assert ratio[1] > ratio[0] + 0.2
     k = _chain_kernel(str(machine), 1, uncached=True)
     assert _stats(k, x, torch.zeros_like(x))["l2_hit_ratio"] < ratio[1] / 4
+
+
+def test_submit_before_loop_closes_the_window():
+    """submit_before_loop=True submits what was stitched before the loop starts, so the work
+    before the loop and the loop land in different windows."""
+    def run(submit):
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 64, 512)
+            for i in pypto.loop(4, name="A"):
+                y[i:i + 1] = pypto.exp(x[i:i + 1])
+            for i in pypto.loop(4, name="B", submit_before_loop=submit):
+                y[i:i + 1] = y[i:i + 1] + 1.0
+        x = torch.rand(4, 64, 512)
+        y = torch.zeros_like(x)
+        s = _stats(k, x, y)
+        torch.testing.assert_close(y, torch.exp(x) + 1)
+        return s
+    assert (run(False)["windows"], run(True)["windows"]) == (1, 2)

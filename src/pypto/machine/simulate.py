@@ -31,7 +31,8 @@ from pypto.machine.spec import MachineSpec
 
 class _L2:
     """An LRU cache of GM lines (`memory.l2_line` bytes), keyed by (storage, line index),
-    sized by `memory.l2_capacity`."""
+    sized by `memory.l2_capacity`. (A coarser granule would be faster but shares lines between
+    neighbouring tiles that the hardware keeps apart, inflating hit ratios.)"""
 
     def __init__(self, capacity: float, line: int):
         self.line = line
@@ -136,6 +137,7 @@ class Simulator:
         cores = {"AIC": self.spec.aic, "AIV": self.spec.aiv}
         free_at = {(c, i): start for c, n in cores.items() for i in range(n)}
         slots_used = {k: 0 for k in free_at}
+        free_slots = {c: n * self.slots for c, n in cores.items()}  # NOTE: saturation fast path
         thread_free = [start] * (self.threads + 1)
         dispatched = [0] * (self.threads + 1)
         ready: dict[str, deque] = {"AIC": deque(), "AIV": deque()}
@@ -158,6 +160,7 @@ class Simulator:
                 run = self.runs[tid]
                 key = (run.task.core, run.core_index)
                 slots_used[key] -= 1
+                free_slots[key[0]] += 1
                 end_of_window = max(end_of_window, now)
                 th = self.owner(*key)
                 t0 = max(now, thread_free[th])
@@ -178,7 +181,7 @@ class Simulator:
             # dispatch as much as possible at `now`
             for core in ("AIC", "AIV"):
                 q = ready[core]
-                while q:
+                while q and free_slots[core]:
                     slot = self._pick_core(core, cores[core], slots_used, free_at, dispatched,
                                            producer_core.get(q[-1] if self.mode & 1 else q[0]))
                     if slot is None:
@@ -197,6 +200,7 @@ class Simulator:
                     end = begin + dur
                     free_at[key] = end
                     slots_used[key] += 1
+                    free_slots[core] -= 1
                     heapq.heappush(running, end)
                     self.runs[tid] = TaskRun(task, slot, begin, end, hit, hbm, ready_at[tid])
                     heapq.heappush(events, (end, seq, "done", tid))
