@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections import OrderedDict, defaultdict, deque
+from collections import defaultdict, deque
+
+import numpy as np
 
 from pypto.machine.cost import task_cycles
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
@@ -30,33 +32,41 @@ from pypto.machine.spec import MachineSpec
 
 
 class _L2:
-    """An LRU cache of GM lines (`memory.l2_line` bytes), keyed by (storage, line index),
-    sized by `memory.l2_capacity`. (A coarser granule would be faster but shares lines between
-    neighbouring tiles that the hardware keeps apart, inflating hit ratios.)"""
+    """L2 as recency stamps per GM line (`memory.l2_line` bytes): a line hits when fewer than
+    `l2_capacity / l2_line` line accesses happened since it was last touched.
+
+    NOTE: this approximates LRU (it counts accesses, not distinct lines) so that a contiguous
+    run of lines is one numpy slice instead of hundreds of dictionary operations."""
 
     def __init__(self, capacity: float, line: int):
         self.line = line
         self.max_lines = max(1, int(capacity // line))
-        self.lines: OrderedDict = OrderedDict()
+        self.clock = 0
+        self.stamps: dict[int, np.ndarray] = {}
 
     def touch(self, storage: int, offs: tuple[int, ...], ext: tuple[int, ...],
               shape: tuple[int, ...], itemsize: float) -> tuple[int, int]:
         """Access a box; returns (lines that hit, lines touched)."""
+        numel = 1
+        for d in shape:
+            numel *= d
+        need = int(numel * itemsize) // self.line + 1
+        stamps = self.stamps.get(storage)
+        if stamps is None or len(stamps) < need:
+            grown = np.full(need, -(2**62), dtype=np.int64)
+            if stamps is not None:
+                grown[:len(stamps)] = stamps
+            stamps = self.stamps[storage] = grown
         hit = total = 0
-        lines = self.lines
         for start, length in _segments(offs, ext, shape):
             first = int(start * itemsize) // self.line
             last = int((start + length) * itemsize - 1) // self.line
-            for ln in range(first, last + 1):
-                key = (storage, ln)
-                total += 1
-                if key in lines:
-                    hit += 1
-                    lines.move_to_end(key)
-                else:
-                    lines[key] = True
-                    if len(lines) > self.max_lines:
-                        lines.popitem(last=False)
+            window = stamps[first:last + 1]
+            n = last + 1 - first
+            hit += int(np.count_nonzero(window >= self.clock - self.max_lines))
+            total += n
+            self.clock += n
+            window[:] = self.clock
         return hit, total
 
 
