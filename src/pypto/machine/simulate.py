@@ -58,7 +58,15 @@ class _L2:
                 grown[:len(stamps)] = stamps
             stamps = self.stamps[storage] = grown
         hit = total = 0
-        for start, length in _segments(offs, ext, shape):
+        if len(ext) == len(shape) and all(e == 1 for e in ext[:-1]):
+            # NOTE: fast path: one partial row is one contiguous run
+            start = 0
+            for o, d in zip(offs, shape):
+                start = start * d + o
+            runs = ((start, ext[-1]),)
+        else:
+            runs = _segments(offs, ext, shape)
+        for start, length in runs:
             first = int(start * itemsize) // self.line
             last = int((start + length) * itemsize - 1) // self.line
             window = stamps[first:last + 1]
@@ -97,7 +105,13 @@ class Simulator:
         self.slots = a["slots_per_core"]
         self.l2 = _L2(spec.memory["l2_capacity"], int(spec.memory["l2_line"]))
         self.aicpu: list[AicpuRun] = []
+        dma, mem = spec.dma, spec.memory
+        self._bw = {"AIC": (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"]),
+                    "AIV": (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"])}
+        self._hbm = mem["hbm_bytes_per_cycle"]
+        self._l2_bw = mem["l2_bytes_per_cycle"]
         self.runs: dict[int, TaskRun] = {}
+        self._last_work: dict[int, AicpuRun] = {}
         self.flows: list[tuple[int, int]] = []
 
     def owner(self, core: str, index: int) -> int:
@@ -137,17 +151,22 @@ class Simulator:
         if not tasks:
             return start
         a = self.spec.aicpu
-        succ: dict[int, list[int]] = defaultdict(list)
+        succ: dict[int, list[int]] = {}
         remaining = {}
         for t in tasks:
             remaining[t.id] = len(t.preds)
             for p in t.preds:
-                succ[p].append(t.id)
+                succ.setdefault(p, []).append(t.id)
         by_id = {t.id: t for t in tasks}
         cores = {"AIC": self.spec.aic, "AIV": self.spec.aiv}
         free_at = {(c, i): start for c, n in cores.items() for i in range(n)}
         slots_used = {k: 0 for k in free_at}
         free_slots = {c: n * self.slots for c, n in cores.items()}  # NOTE: saturation fast path
+        # NOTE: cores with 0 / 1 used slots in heaps ordered like the linear rule (free_at, i);
+        # entries go stale when a core changes and are checked when popped.
+        open_heaps = {(c, used): [] for c in cores for used in (0, 1)}
+        for c, n in cores.items():
+            open_heaps[(c, 0)] = [(start, i) for i in range(n)]
         thread_free = [start] * (self.threads + 1)
         dispatched = [0] * (self.threads + 1)
         ready: dict[str, deque] = {"AIC": deque(), "AIV": deque()}
@@ -161,61 +180,103 @@ class Simulator:
                 heapq.heappush(events, (start, seq, "ready", t.id))
                 seq += 1
         end_of_window = start
+        # NOTE: hot loop: locals instead of attribute and dict lookups
+        owner = {(c, i): self.owner(c, i) for c, n in cores.items() for i in range(n)}
+        resolve_cost = a["resolve_cycles_per_edge"]
+        dispatch_cost = a["dispatch_cycles_per_task"]
+        heappush, heappop = heapq.heappush, heapq.heappop
+        runs, flows, duration, work = self.runs, self.flows, self._duration, self._aicpu_work
+        lifo, fair = bool(self.mode & 1), bool(self.mode & 2)
+        slots = self.slots
         while events:
-            now, _, kind, tid = heapq.heappop(events)
+            now, _, kind, tid = heappop(events)
             if kind == "ready":
                 ready[by_id[tid].core].append(tid)
                 ready_at[tid] = now
             else:  # done
-                run = self.runs[tid]
+                run = runs[tid]
                 key = (run.task.core, run.core_index)
                 slots_used[key] -= 1
                 free_slots[key[0]] += 1
-                end_of_window = max(end_of_window, now)
-                th = self.owner(*key)
-                t0 = max(now, thread_free[th])
-                nsucc = len(succ[tid])
-                if nsucc:
-                    thread_free[th] = t0 + a["resolve_cycles_per_edge"] * nsucc
-                    self.aicpu.append(AicpuRun(th, "resolve", t0, thread_free[th],
-                                               {"task": tid, "successors": nsucc}))
-                for s in succ[tid]:
-                    self.flows.append((tid, s))
-                    remaining[s] -= 1
-                    producer_core[s] = run.core_index
-                    if remaining[s] == 0:
-                        heapq.heappush(events, (thread_free[th], seq, "ready", s))
-                        seq += 1
+                heappush(open_heaps[(key[0], slots_used[key])], (free_at[key], key[1]))
+                if now > end_of_window:
+                    end_of_window = now
+                th = owner[key]
+                t0 = now if now > thread_free[th] else thread_free[th]
+                successors = succ.get(tid)
+                if successors:
+                    thread_free[th] = t0 + resolve_cost * len(successors)
+                    work(th, "resolve", t0, thread_free[th], len(successors))
+                    for s in successors:
+                        flows.append((tid, s))
+                        remaining[s] -= 1
+                        producer_core[s] = run.core_index
+                        if remaining[s] == 0:
+                            heappush(events, (thread_free[th], seq, "ready", s))
+                            seq += 1
             while running and running[0] <= now:
-                heapq.heappop(running)
+                heappop(running)
             # dispatch as much as possible at `now`
             for core in ("AIC", "AIV"):
                 q = ready[core]
                 while q and free_slots[core]:
-                    slot = self._pick_core(core, cores[core], slots_used, free_at, dispatched,
-                                           producer_core.get(q[-1] if self.mode & 1 else q[0]))
+                    preferred = producer_core.get(q[-1] if lifo else q[0])
+                    if fair:
+                        slot = self._pick_core(core, cores[core], slots_used, free_at,
+                                               dispatched, preferred)
+                    else:
+                        slot = self._take_core(core, open_heaps, slots_used, free_at,
+                                               preferred)
                     if slot is None:
                         break
-                    tid = q.pop() if self.mode & 1 else q.popleft()
+                    tid = q.pop() if lifo else q.popleft()
                     task = by_id[tid]
-                    th = self.owner(core, slot)
-                    d0 = max(now, thread_free[th])
-                    thread_free[th] = d0 + a["dispatch_cycles_per_task"]
-                    dispatched[th] += 1
-                    self.aicpu.append(AicpuRun(th, "dispatch", d0, thread_free[th],
-                                               {"task": tid}))
                     key = (core, slot)
-                    begin = max(thread_free[th], free_at[key])
-                    dur, hit, hbm = self._duration(task, len(running) + 1)
+                    th = owner[key]
+                    d0 = now if now > thread_free[th] else thread_free[th]
+                    thread_free[th] = d1 = d0 + dispatch_cost
+                    dispatched[th] += 1
+                    work(th, "dispatch", d0, d1, 1)
+                    begin = d1 if d1 > free_at[key] else free_at[key]
+                    dur, hit, hbm = duration(task, len(running) + 1)
                     end = begin + dur
                     free_at[key] = end
-                    slots_used[key] += 1
+                    used = slots_used[key] = slots_used[key] + 1
                     free_slots[core] -= 1
-                    heapq.heappush(running, end)
-                    self.runs[tid] = TaskRun(task, slot, begin, end, hit, hbm, ready_at[tid])
-                    heapq.heappush(events, (end, seq, "done", tid))
+                    if used < slots:
+                        heappush(open_heaps[(core, used)], (end, slot))
+                    heappush(running, end)
+                    runs[tid] = TaskRun(task, slot, begin, end, hit, hbm, ready_at[tid])
+                    heappush(events, (end, seq, "done", tid))
                     seq += 1
         return end_of_window
+
+    def _aicpu_work(self, thread: int, kind: str, start: float, end: float, count: int) -> None:
+        """Record scheduler-thread work; back-to-back work of one kind on one thread becomes one
+        event (with a count), so the AICPU lanes stay readable and cheap at 100k tasks."""
+        last = self._last_work.get(thread)
+        if last is not None and last.name == kind and last.end == start:
+            last.end = end
+            last.args["count"] += count
+            return
+        run = AicpuRun(thread, kind, start, end, {"count": count})
+        self.aicpu.append(run)
+        self._last_work[thread] = run
+
+    def _take_core(self, core: str, heaps: dict, slots_used: dict, free_at: dict,
+                   preferred: int | None) -> int | None:
+        """_pick_core's rule for modes 0 and 1, through the open-slot heaps."""
+        if self.mode & 1 and preferred is not None and slots_used[(core, preferred)] == 0:
+            return preferred
+        for used in (0, 1):
+            if used >= self.slots:
+                break
+            heap = heaps[(core, used)]
+            while heap:
+                f, i = heapq.heappop(heap)
+                if slots_used[(core, i)] == used and free_at[(core, i)] == f:
+                    return i
+        return None
 
     def _pick_core(self, core: str, n: int, slots_used: dict, free_at: dict,
                    dispatched: list[int], preferred: int | None) -> int | None:
@@ -233,32 +294,31 @@ class Simulator:
         return min(pool, key=lambda i: (free_at[(core, i)], i))
 
     def _duration(self, task: SimTask, active: int) -> tuple[float, float, float]:
-        """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running."""
-        dma = self.spec.dma
-        core_bw = (dma["gm_to_l1"] if task.core == "AIC" else dma["gm_to_ub"])["bw"]
+        """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running:
+        the share of its reads that hit L2 moves at the L2 share of bandwidth, the rest at the
+        HBM share, each capped by the core's own DMA rate."""
+        core_bw, out_core_bw = self._bw[task.core]
         hit_lines = total_lines = 0
+        reads_total = 0.0
+        touch, uncached = self.l2.touch, task.uncached
         for acc, (shape, isz) in zip(task.reads, task.read_layouts):
-            if acc[0] in task.uncached:
-                continue
-            h, n = self.l2.touch(acc[0], acc[1], acc[2], shape, isz)
-            hit_lines += h
-            total_lines += n
-        reads_total = sum(_numel(a[2]) * isz for a, (_, isz) in zip(task.reads,
-                                                                   task.read_layouts))
-        hit = task.mte2_bytes * (hit_lines / total_lines) * (
-            reads_total / task.mte2_bytes if task.mte2_bytes else 0.0) if total_lines else 0.0
-        hit = min(hit, task.mte2_bytes)
+            n = 1
+            for e in acc[2]:
+                n *= e
+            reads_total += n * isz
+            if acc[0] not in uncached:
+                h, lines = touch(acc[0], acc[1], acc[2], shape, isz)
+                hit_lines += h
+                total_lines += lines
+        hit = min(task.mte2_bytes, reads_total * hit_lines / total_lines) if total_lines else 0.0
         miss = task.mte2_bytes - hit
         for acc, (shape, isz) in zip(task.writes, task.write_layouts):
-            if acc[0] not in task.uncached:
-                self.l2.touch(acc[0], acc[1], acc[2], shape, isz)
-        mem = self.spec.memory
-        hbm_bw = min(core_bw, mem["hbm_bytes_per_cycle"] / active)
-        l2_bw = min(core_bw * 2, mem["l2_bytes_per_cycle"] / active)
-        t_in = miss / hbm_bw + hit / l2_bw
+            if acc[0] not in uncached:
+                touch(acc[0], acc[1], acc[2], shape, isz)
+        hbm_share = self._hbm / active
+        t_in = miss / min(core_bw, hbm_share) + hit / min(core_bw * 2, self._l2_bw / active)
         in_bw = task.mte2_bytes / t_in if t_in > 0 else None
-        out_bw = min((dma["l0c_to_gm"] if task.core == "AIC" else dma["ub_to_gm"])["bw"],
-                     mem["hbm_bytes_per_cycle"] / active)
+        out_bw = min(out_core_bw, hbm_share)
         return task_cycles(task, self.spec, in_bw, out_bw), hit, miss
 
     # ---- results ----
