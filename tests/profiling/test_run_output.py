@@ -48,3 +48,18 @@ def test_workspace_counts_intermediates_that_go_through_gm():
     split(x, torch.zeros_like(x))
     assert fused.last_run.stats["workspace_bytes"] == 0
     assert split.last_run.stats["workspace_bytes"] == 128 * 1024 * 4
+
+
+def test_compile_and_run_dumps_share_one_folder():
+    """With both debug modes on, one call writes one output folder (as PyPTO does)."""
+    @pypto.frontend.jit(debug_options={"runtime_debug_mode": 1, "compile_debug_mode": 1})
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(32, 512)
+        y[:] = pypto.exp(x)
+
+    x = torch.rand(64, 512)
+    k(x, torch.zeros_like(x))
+    folders = glob.glob("output/output_*")
+    assert len(folders) == 1
+    names = os.listdir(folders[0])
+    assert "merged_swimlane.json" in names and any(n.endswith("_ROOT.json") for n in names)

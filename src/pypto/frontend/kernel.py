@@ -183,6 +183,7 @@ class JitKernel:
         self.last_program: Program | None = None
         self.last_executor: Any = None
         self.compile_count = 0
+        self._out_dir: str | None = None  # this call's output folder, once one is made
         self.compile_times: list[tuple[float, float]] = []  # (trace s, compile s) per compile
 
     def _signature(self, func: Callable, scope: dict[str, Any] | None) -> None:
@@ -265,6 +266,7 @@ class JitKernel:
             raise e.with_traceback(None) from None
 
     def _call(self, args: tuple, kwargs: dict) -> None:
+        self._out_dir = None
         bound, others, symbols = self.bind(args, kwargs)
         scope = self._options_scope()
         token = opt.push_scope("jit_scope", scope)
@@ -298,7 +300,8 @@ class JitKernel:
             self.last_compiled = self._compiled[id(program)]
             if opt.lookup("debug.compile_debug_mode", 0):
                 from pypto.passes.dump import dump_compiled
-                dump_compiled(self.last_compiled, output_dir())
+                self._out_dir = output_dir()
+                dump_compiled(self.last_compiled, self._out_dir)
             if self.last_compiled.stage != _config.CompStage.ALL_COMPLETE:
                 # PyPTO's compile_stage stops compilation: the kernel does not run.
                 stage = self.last_compiled.stage.name
@@ -367,7 +370,9 @@ class JitKernel:
                                  frozenset(p.value.storage.id for p in program.params))
         if opt.lookup("debug.runtime_debug_mode", 0):
             from pypto.profiling.output import write_run
-            write_run(self.last_run, program, output_dir())
+            # one folder per call: the compile dumps of this call, if any, are already there
+            folder = self._out_dir or output_dir()
+            write_run(self.last_run, program, folder)
 
 
 def output_dir() -> str:

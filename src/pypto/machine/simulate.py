@@ -47,16 +47,13 @@ class _L2:
     def touch(self, storage: int, offs: tuple[int, ...], ext: tuple[int, ...],
               shape: tuple[int, ...], itemsize: float) -> tuple[int, int]:
         """Access a box; returns (lines that hit, lines touched)."""
-        numel = 1
-        for d in shape:
-            numel *= d
-        need = int(numel * itemsize) // self.line + 1
         stamps = self.stamps.get(storage)
-        if stamps is None or len(stamps) < need:
-            grown = np.full(need, -(2**62), dtype=np.int64)
-            if stamps is not None:
-                grown[:len(stamps)] = stamps
-            stamps = self.stamps[storage] = grown
+        if stamps is None:
+            numel = 1
+            for d in shape:
+                numel *= d
+            stamps = self.stamps[storage] = np.full(int(numel * itemsize) // self.line + 1,
+                                                    -(2**62), dtype=np.int64)
         hit = total = 0
         if len(ext) == len(shape) and all(e == 1 for e in ext[:-1]):
             # NOTE: fast path: one partial row is one contiguous run
@@ -69,6 +66,10 @@ class _L2:
         for start, length in runs:
             first = int(start * itemsize) // self.line
             last = int((start + length) * itemsize - 1) // self.line
+            if last >= len(stamps):  # an alias with a bigger shape: grow
+                grown = np.full(last + 1, -(2**62), dtype=np.int64)
+                grown[:len(stamps)] = stamps
+                stamps = self.stamps[storage] = grown
             window = stamps[first:last + 1]
             n = last + 1 - first
             hit += int(np.count_nonzero(window >= self.clock - self.max_lines))
