@@ -127,29 +127,36 @@ def add_whole_op(task: SimTask, in_bytes: float, out_bytes: float, spec: Machine
         task.write_layouts.append(layout)
 
 
-def task_cycles(task: SimTask, spec: MachineSpec, in_bw: float | None = None,
-                out_bw: float | None = None) -> float:
-    """Duration of a task on an idle machine (bandwidths may be lowered for contention):
-    head + first-load latency + the busiest pipe + last-store latency (hw_model §4.2)."""
-    dma = spec.dma
-    if task.core == AIC:
-        head = spec.task["head_cycles_aic"]
-        load, store = dma["gm_to_l1"], dma["l0c_to_gm"]
-        mte1 = task.mte1_bytes / dma["l1_to_l0b"]["bw"]
-        compute = max(task.cube_cycles, mte1)
-    else:
-        head = spec.task["head_cycles_aiv"]
-        load, store = dma["gm_to_ub"], dma["ub_to_gm"]
-        compute = task.vector_cycles
-    if task.empty:
-        return float(head)
-    ib = in_bw if in_bw is not None else load["bw"]
-    ob = out_bw if out_bw is not None else store["bw"]
-    t_in = task.mte2_bytes / ib if task.mte2_bytes else 0.0
-    t_out = task.mte3_bytes / ob if task.mte3_bytes else 0.0
-    fill = load["latency"] if task.mte2_bytes else 0.0
-    drain = store["latency"] if task.mte3_bytes else 0.0
-    return head + fill + max(t_in, compute, t_out) + drain
+class TaskTimer:
+    """Duration of a task: head + first-load latency + the busiest pipe + last-store latency
+    (hw_model §4.2), with the machine's constants looked up once (the simulator calls this
+    per task)."""
+
+    def __init__(self, spec: MachineSpec):
+        dma = spec.dma
+        self.consts = {
+            AIC: (spec.task["head_cycles_aic"], dma["gm_to_l1"], dma["l0c_to_gm"],
+                  dma["l1_to_l0b"]["bw"]),
+            "AIV": (spec.task["head_cycles_aiv"], dma["gm_to_ub"], dma["ub_to_gm"], 1.0)}
+
+    def cycles(self, task: SimTask, t_in: float | None = None,
+               out_bw: float | None = None) -> float:
+        """`t_in`: cycles of the GM reads (contention already applied; default: the core's own
+        DMA rate); `out_bw`: write bandwidth (default: the core's own)."""
+        head, load, store, l0_bw = self.consts[task.core]
+        if task.empty:
+            return float(head)
+        if task.core == AIC:
+            compute = max(task.cube_cycles, task.mte1_bytes / l0_bw)
+        else:
+            compute = task.vector_cycles
+        if t_in is None:
+            t_in = task.mte2_bytes / load["bw"]
+        ob = out_bw if out_bw is not None else store["bw"]
+        t_out = task.mte3_bytes / ob if task.mte3_bytes else 0.0
+        fill = load["latency"] if task.mte2_bytes else 0.0
+        drain = store["latency"] if task.mte3_bytes else 0.0
+        return head + fill + max(t_in, compute, t_out) + drain
 
 
 def operand_hints(op_values: list[Any]) -> list[dict[str, Any]]:

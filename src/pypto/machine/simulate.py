@@ -14,19 +14,20 @@ output). The model, with every constant from the machine spec:
 - `device_sched_mode`: 0 one shared FIFO ready queue; 1 L2 affinity: newest ready task first,
   handed to the core that produced its input when that core is free; 2 fairness: cores are
   taken from the scheduler thread that has dispatched least; 3 = 1 + 2;
-- a task's duration comes from `machine.cost.task_cycles` with its MTE2 bandwidth lowered by
+- a task's duration comes from `machine.cost.TaskTimer` with its MTE2 bandwidth lowered by
   contention: reads that hit the LRU L2 share L2 bandwidth, misses share HBM bandwidth, among
   the tasks running when it starts. NONE_CACHEABLE storages never enter L2.
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 from collections import defaultdict, deque
 
 import numpy as np
 
-from pypto.machine.cost import task_cycles
+from pypto.machine.cost import TaskTimer
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
 from pypto.machine.spec import MachineSpec
 
@@ -110,6 +111,7 @@ class Simulator:
         self._bw = {"AIC": (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"]),
                     "AIV": (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"])}
         self._hbm = mem["hbm_bytes_per_cycle"]
+        self.timer = TaskTimer(spec)
         self._l2_bw = mem["l2_bytes_per_cycle"]
         self.runs: dict[int, TaskRun] = {}
         self._last_work: dict[int, AicpuRun] = {}
@@ -318,35 +320,48 @@ class Simulator:
                 touch(acc[0], acc[1], acc[2], shape, isz)
         hbm_share = self._hbm / active
         t_in = miss / min(core_bw, hbm_share) + hit / min(core_bw * 2, self._l2_bw / active)
-        in_bw = task.mte2_bytes / t_in if t_in > 0 else None
-        out_bw = min(out_core_bw, hbm_share)
-        return task_cycles(task, self.spec, in_bw, out_bw), hit, miss
+        return self.timer.cycles(task, t_in, min(out_core_bw, hbm_share)), hit, miss
 
     # ---- results ----
     def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
                 window_stats: list) -> SimResult:
         runs = [self.runs[t.id] for t in tasks if t.id in self.runs]
-        first = min((r.start for r in runs), default=0.0)
-        last = max((r.end for r in runs), default=0.0)
+        # one pass over the runs (100k+ tasks): first/last, busy time, counts, bytes
+        first, last = float("inf"), 0.0
         busy = {"AIC": 0.0, "AIV": 0.0}
+        count = {"AIC": 0, "AIV": 0}
+        empty = 0
+        read = write = hit = hbm = 0.0
         for r in runs:
-            busy[r.task.core] += r.end - r.start
+            t = r.task
+            if r.start < first:
+                first = r.start
+            if r.end > last:
+                last = r.end
+            busy[t.core] += r.end - r.start
+            count[t.core] += 1
+            empty += t.empty
+            read += t.mte2_bytes
+            write += t.mte3_bytes
+            hit += r.l2_hit_bytes
+            hbm += r.hbm_bytes
+        first = first if runs else 0.0
         span = max(last - first, 1e-9)
         stats = {
             "kernel_cycles": last - first,
             "e2e_cycles": max(last, build_end),
             "tasks": len(runs),
-            "tasks_aic": sum(1 for r in runs if r.task.core == "AIC"),
-            "tasks_aiv": sum(1 for r in runs if r.task.core == "AIV"),
-            "empty_tasks": sum(1 for r in runs if r.task.empty),
+            "tasks_aic": count["AIC"],
+            "tasks_aiv": count["AIV"],
+            "empty_tasks": empty,
             "utilization": (busy["AIC"] + busy["AIV"]) / (span * (self.spec.aic
                                                                    + self.spec.aiv)),
             "utilization_aic": busy["AIC"] / (span * self.spec.aic),
             "utilization_aiv": busy["AIV"] / (span * self.spec.aiv),
-            "gm_read_bytes": sum(r.task.mte2_bytes for r in runs),
-            "gm_write_bytes": sum(r.task.mte3_bytes for r in runs),
-            "l2_hit_bytes": sum(r.l2_hit_bytes for r in runs),
-            "hbm_read_bytes": sum(r.hbm_bytes for r in runs),
+            "gm_read_bytes": read,
+            "gm_write_bytes": write,
+            "l2_hit_bytes": hit,
+            "hbm_read_bytes": hbm,
             "windows": len(window_stats),
             "instances": sum(w[0] for w in window_stats),
             "cross_edges": sum(w[2] for w in window_stats),
@@ -383,4 +398,12 @@ def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
              sched_mode: int = 0, params: frozenset = frozenset()) -> SimResult:
     """Simulate stitched tasks on `spec`; see the module docstring for the model. `params`:
     storage ids of the kernel's parameters (not workspace)."""
-    return Simulator(spec, sched_mode).run(tasks, kernel, params)
+    # NOTE: a run allocates one long-lived record per task; pausing the cyclic GC meanwhile
+    # avoids repeated full collections over them.
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return Simulator(spec, sched_mode).run(tasks, kernel, params)
+    finally:
+        if was_on:
+            gc.enable()
