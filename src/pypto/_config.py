@@ -243,7 +243,10 @@ _SPECS: list[OptionSpec] = [
     OptionSpec("debug", "compile_debug_mode", int_range(0, 2), 0,
                "1/2: write program.json, a DOT and the stage graphs per root function"),
     OptionSpec("debug", "runtime_debug_mode", int_range(0, 4), 0,
-               "1: write the swimlane of the simulated run"),
+               "1-4: write the simulated run (merged_swimlane.json, program.json, stats and "
+               "bubble reports) under output/; the checks PyPTO ties to 3 (input validation) "
+               "and 4 (GM bounds) are always on here, and 2 (AICORE model) has no other "
+               "meaning on the CPU"),
     OptionSpec("debug", "dump_pass_graph", any_value, None, "pass identifiers to dump"),
     # operation options (pypto.experimental.set_operation_options)
     OptionSpec("operation", "combine_axis", flag, False,

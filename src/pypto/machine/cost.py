@@ -108,7 +108,6 @@ def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
         task.mte1_bytes += k * (rows_a * a_bytes + cols_b * b_bytes)
     else:
         task.mte1_bytes += k * (m * a_bytes + n * b_bytes)
-    task.mte3_bytes += 0  # the fixpipe write is charged by the escaping output above
 
 
 def add_whole_op(task: SimTask, in_bytes: float, out_bytes: float, spec: MachineSpec,
