@@ -202,3 +202,18 @@ def test_submit_before_loop_closes_the_window():
         torch.testing.assert_close(y, torch.exp(x) + 1)
         return s
     assert (run(False)["windows"], run(True)["windows"]) == (1, 2)
+
+
+def test_fewer_scheduler_threads_dispatch_slower():
+    """launch_sched_aicpu_num=1 leaves one scheduler thread for every core: many small tasks
+    queue behind its dispatch cost."""
+    def run(threads):
+        @pypto.frontend.jit(runtime_options={"launch_sched_aicpu_num": threads})
+        def k(a: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(4, 256)
+            y[:] = pypto.exp(a) + 1.0
+        a = torch.rand(64, 4096)
+        return _stats(k, a, torch.zeros_like(a))
+    one, three = run(1), run(7)
+    assert one["sched_threads"] == 1 and three["sched_threads"] == 3
+    assert one["kernel_cycles"] > three["kernel_cycles"]

@@ -37,3 +37,20 @@ def test_a_wrong_tile_result_is_reported(monkeypatch):
     x = torch.rand(16, 64)
     with pytest.raises(pypto.PyptoError, match="disagree on 'y' of kernel 'k'"):
         _kernel()(x, torch.zeros_like(x))
+
+
+def test_enable_pass_verify_checks_even_without_the_environment(monkeypatch):
+    """verify_options={"enable_pass_verify": True} turns the check on for one kernel, with
+    pass_verify_error_tol as its tolerance."""
+    monkeypatch.setenv("OPENPTO_CHECK_EXECUTORS", "0")
+    monkeypatch.setattr(TileExecutor, "_copy_out", lambda self, op, local, windows: None)
+
+    @pypto.frontend.jit(verify_options={"enable_pass_verify": True,
+                                        "pass_verify_error_tol": [1e-3, 1e-3]})
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        y[:] = x + 1.0
+
+    x = torch.rand(16, 64)
+    with pytest.raises(pypto.PyptoError, match="disagree on 'y'"):
+        k(x, torch.zeros_like(x))

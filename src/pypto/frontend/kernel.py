@@ -358,7 +358,12 @@ class JitKernel:
             return
         stitcher = Stitcher(opt.lookup("runtime.stitch_function_max_num", 128),
                             opt.lookup("runtime.stitch_function_size", 20000))
-        if differential.enabled():
+        if opt.lookup("verify.enable_pass_verify", False):
+            # verify_options: the compiled (tile-level) run is checked against the reference
+            executor = differential.run_checked(
+                program, compiled, symbols, arrays, stitcher,
+                tuple(opt.lookup("verify.pass_verify_error_tol", [1e-3, 1e-3])))
+        elif differential.enabled():
             executor = differential.run_checked(program, compiled, symbols, arrays, stitcher)
         else:
             executor = TileExecutor(compiled, symbols, arrays, stitcher)
@@ -367,7 +372,8 @@ class JitKernel:
         self.last_executor = executor
         self.last_run = simulate(stitcher.tasks, compiled.spec, self.__name__,
                                  opt.lookup("runtime.device_sched_mode", 0),
-                                 frozenset(p.value.storage.id for p in program.params))
+                                 frozenset(p.value.storage.id for p in program.params),
+                                 opt.lookup("runtime.launch_sched_aicpu_num"))
         if opt.lookup("debug.runtime_debug_mode", 0):
             from pypto.profiling.output import write_run
             # one folder per call: the compile dumps of this call, if any, are already there

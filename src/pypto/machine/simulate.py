@@ -98,11 +98,12 @@ def _segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...
 
 
 class Simulator:
-    def __init__(self, spec: MachineSpec, sched_mode: int = 0):
+    def __init__(self, spec: MachineSpec, sched_mode: int = 0,
+                 sched_threads: int | None = None):
         self.spec = spec
         self.mode = sched_mode
         a = spec.aicpu
-        self.threads = a["sched_threads"]
+        self.threads = min(a["sched_threads"], sched_threads or a["sched_threads"])
         self.per_thread = a["cores_per_thread"]
         self.slots = a["slots_per_core"]
         self.l2 = _L2(spec.memory["l2_capacity"], int(spec.memory["l2_line"]))
@@ -395,7 +396,8 @@ def _numel(extents: tuple[int, ...]) -> int:
 
 
 def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
-             sched_mode: int = 0, params: frozenset = frozenset()) -> SimResult:
+             sched_mode: int = 0, params: frozenset = frozenset(),
+             sched_threads: int | None = None) -> SimResult:
     """Simulate stitched tasks on `spec`; see the module docstring for the model. `params`:
     storage ids of the kernel's parameters (not workspace)."""
     # NOTE: a run allocates one long-lived record per task; pausing the cyclic GC meanwhile
@@ -403,7 +405,7 @@ def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
     was_on = gc.isenabled()
     gc.disable()
     try:
-        return Simulator(spec, sched_mode).run(tasks, kernel, params)
+        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, params)
     finally:
         if was_on:
             gc.enable()

@@ -38,7 +38,10 @@ def _tolerance(ref: np.ndarray, itemsize: int) -> tuple[float, float]:
 
 
 def run_checked(program: Program, compiled: CompiledProgram, symbols: dict[str, int],
-                arrays: dict[int, np.ndarray], stitcher=None) -> TileExecutor:
+                arrays: dict[int, np.ndarray], stitcher=None,
+                tolerance: tuple[float, float] | None = None) -> TileExecutor:
+    """Run reference and tile executors; `tolerance` = (rtol, atol) overrides the
+    accumulation-order default (verify_options.pass_verify_error_tol)."""
     copies = {k: np.array(a, copy=True) for k, a in arrays.items()}
     ReferenceExecutor(program, dict(symbols), copies).run()
     tile = TileExecutor(compiled, symbols, arrays, stitcher)
@@ -50,7 +53,7 @@ def run_checked(program: Program, compiled: CompiledProgram, symbols: dict[str, 
         r = ref.astype(np.float64) if floating else ref
         g = got.astype(np.float64) if floating else got
         if floating:
-            rtol, atol = _tolerance(r, ref.dtype.itemsize)
+            rtol, atol = tolerance or _tolerance(r, ref.dtype.itemsize)
             ok = np.allclose(g, r, rtol=rtol, atol=atol, equal_nan=True)
         else:
             ok = np.array_equal(g, r)
