@@ -68,22 +68,66 @@ class Stitcher:
         self._window_start = len(self.tasks)
 
     def _link(self, tasks: list[SimTask]) -> None:
-        reads: dict[int, list[tuple[SimTask, Access]]] = defaultdict(list)
-        writes: dict[int, list[tuple[SimTask, Access]]] = defaultdict(list)
+        reads: dict[int, _BoxIndex] = defaultdict(_BoxIndex)
+        writes: dict[int, _BoxIndex] = defaultdict(_BoxIndex)
         for t in tasks:
             deps: set[int] = set()
             for acc in t.reads:
-                for prev, pacc in writes[acc[0]]:
-                    if prev.instance != t.instance and _overlap(acc, pacc):
-                        deps.add(prev.id)
+                deps.update(prev.id for prev in writes[acc[0]].overlapping(acc)
+                            if prev.instance != t.instance)
             for acc in t.writes:
-                for prev, pacc in writes[acc[0]] + reads[acc[0]]:
-                    if prev.instance != t.instance and _overlap(acc, pacc):
-                        deps.add(prev.id)
+                for index in (writes[acc[0]], reads[acc[0]]):
+                    deps.update(prev.id for prev in index.overlapping(acc)
+                                if prev.instance != t.instance)
             new = sorted(deps - set(t.preds))
             self.cross_edges += len(new)
             t.preds.extend(new)
             for acc in t.reads:
-                reads[acc[0]].append((t, acc))
+                reads[acc[0]].add(t, acc)
             for acc in t.writes:
-                writes[acc[0]].append((t, acc))
+                writes[acc[0]].add(t, acc)
+
+
+class _BoxIndex:
+    """Accesses of one storage bucketed by their rows (first dim), so finding the earlier
+    accesses a box overlaps looks at its rows' buckets, not at every access of the window.
+    NOTE: the bucket height is the first access's row extent (typically the tile height)."""
+
+    def __init__(self) -> None:
+        self.height = 0
+        self.rank = -1
+        self.mixed = False   # accesses of different ranks (reshaped aliases): scan them all
+        self.all: list[tuple[SimTask, Access]] = []
+        self.buckets: dict[int, list[tuple[SimTask, Access]]] = defaultdict(list)
+
+    def _rows(self, acc: Access) -> range:
+        offs, ext = acc[1], acc[2]
+        if not offs:
+            return range(0, 1)
+        return range(offs[0] // self.height, (offs[0] + max(ext[0], 1) - 1) // self.height + 1)
+
+    def add(self, task: SimTask, acc: Access) -> None:
+        if not self.height:
+            self.height = max(acc[2][0], 1) if acc[2] else 1
+            self.rank = len(acc[1])
+        self.mixed = self.mixed or len(acc[1]) != self.rank
+        self.all.append((task, acc))
+        if not self.mixed:
+            for b in self._rows(acc):
+                self.buckets[b].append((task, acc))
+
+    def overlapping(self, acc: Access) -> list[SimTask]:
+        if not self.height:
+            return []
+        seen: set[int] = set()
+        found = []
+        if self.mixed or len(acc[1]) != self.rank:
+            candidates = [self.all]
+        else:
+            candidates = [self.buckets.get(b, ()) for b in self._rows(acc)]
+        for bucket in candidates:
+            for task, prev in bucket:
+                if task.id not in seen and _overlap(acc, prev):
+                    seen.add(task.id)
+                    found.append(task)
+        return found
