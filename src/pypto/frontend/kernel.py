@@ -179,7 +179,8 @@ class JitKernel:
         self._cache: dict[Any, Program] = {}
         self._compiled: dict[int, CompiledProgram] = {}
         self.last_compiled: CompiledProgram | None = None
-        self.last_run: Any = None  # the SimResult of the last call (simulated A2/A3 timing)
+        self._last_run: Any = None
+        self._pending_run: Any = None
         self.last_program: Program | None = None
         self.last_executor: Any = None
         self.compile_count = 0
@@ -206,6 +207,14 @@ class JitKernel:
                     raise PyptoValueError(f"kernel '{func.__name__}': *args/**kwargs "
                                           f"parameters are not supported")
                 self.other_params.append(p)
+
+    @property
+    def last_run(self) -> Any:
+        """The simulated A2/A3 run of the last call (a `machine.result.SimResult`), computed
+        on first access so calls that never look at timing do not pay for it."""
+        if self._last_run is None and self._pending_run is not None:
+            self._last_run, self._pending_run = self._pending_run(), None
+        return self._last_run
 
     # ---- properties mirroring PyPTO's wrapper ----
     @property
@@ -351,6 +360,7 @@ class JitKernel:
                  symbols: dict[str, int]) -> None:
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
         compiled = self._compiled[id(program)]
+        self._last_run = self._pending_run = None  # no timing from an earlier call lingers
         if opt.lookup("runtime.executor", "tile") == "reference":
             executor = ReferenceExecutor(program, symbols, arrays)
             executor.run()
@@ -370,10 +380,13 @@ class JitKernel:
             executor.run()
         stitcher.flush()
         self.last_executor = executor
-        self.last_run = simulate(stitcher.tasks, compiled.spec, self.__name__,
-                                 opt.lookup("runtime.device_sched_mode", 0),
-                                 frozenset(p.value.storage.id for p in program.params),
-                                 opt.lookup("runtime.launch_sched_aicpu_num"))
+        # The simulation runs when its result is first asked for (kernel.last_run) or written.
+        self._pending_run = functools.partial(
+            simulate, stitcher.tasks, compiled.spec, self.__name__,
+            opt.lookup("runtime.device_sched_mode", 0),
+            frozenset(p.value.storage.id for p in program.params),
+            opt.lookup("runtime.launch_sched_aicpu_num"))
+        self._last_run = None
         if opt.lookup("debug.runtime_debug_mode", 0):
             from pypto.profiling.output import write_run
             # one folder per call: the compile dumps of this call, if any, are already there

@@ -32,6 +32,7 @@ class ReferenceExecutor:
         self.arrays: dict[int, np.ndarray] = dict(arg_arrays)  # storage id -> array
         self.written: set[int] = set(arg_arrays)
         self.block_instances: Counter[str] = Counter()
+        self._static_shapes: dict[int, tuple[int, ...]] = {}
         self._storage_names = {p.value.storage.id: p.name for p in program.params}
 
     # ---- symbolic values ----
@@ -41,7 +42,16 @@ class ReferenceExecutor:
         return fast_evaluate(e, self.env)
 
     def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
-        return tuple(self.ev(d) for d in dims)
+        # NOTE: static shapes are evaluated once per run (keyed by the tuple's identity: the
+        # program, which owns the tuples, outlives the executor)
+        key = id(dims)
+        cached = self._static_shapes.get(key)
+        if cached is not None:
+            return cached
+        out = tuple(self.ev(d) for d in dims)
+        if all(isinstance(d, Const) for d in dims):
+            self._static_shapes[key] = out
+        return out
 
     def _attr(self, a: Any) -> Any:
         if isinstance(a, Expr):
