@@ -12,13 +12,12 @@ after the command line has been parsed.
 
 Run:  python basic_ops.py [--run_mode sim|npu] [--list] [basic_ops::test_add]
 """
-import argparse
 import sys
-import traceback
 
 import torch
 
 import pypto
+from pypto.toolkit.example_cli import run_examples
 
 runtime_opts = {}
 
@@ -112,34 +111,7 @@ EXAMPLES = {
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("example_id", nargs="?", default=None,
-                        help="run one example, e.g. basic_ops::test_add (default: all)")
-    parser.add_argument("--list", action="store_true", help="list the examples and exit")
-    parser.add_argument("--run_mode", choices=["npu", "sim"], default="sim",
-                        help="pypto.RunMode for the kernels (default: sim)")
-    args = parser.parse_args(argv)
-    if args.list:
-        print("\n".join(EXAMPLES))
-        return 0
-    device = device_init(args.run_mode)
-    names = list(EXAMPLES)
-    if args.example_id is not None:
-        names = [n for n in EXAMPLES if args.example_id in (n, n.split("::")[1])]
-        if not names:
-            print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
-            return 2
-    failed = []
-    for name in names:
-        try:
-            EXAMPLES[name](device)
-        except Exception:  # report every failing example, then exit non-zero
-            traceback.print_exc()
-            failed.append(name)
-            print(f"✗ {name} failed")
-        else:
-            print(f"✓ {name} passed")
-    return 1 if failed else 0
+    return run_examples(EXAMPLES, __doc__, argv, setup=device_init)
 
 
 if __name__ == "__main__":

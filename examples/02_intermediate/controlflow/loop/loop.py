@@ -14,29 +14,17 @@ What this shows:
 
 Run:  python loop.py [--run_mode sim|npu] [--list] [loop::test_loop_forms]
 """
-import argparse
 import collections
 import sys
-import traceback
 
 import torch
 from numpy.testing import assert_allclose
 
 import pypto
+from pypto.toolkit.example_cli import peek_run_mode, run_examples
 
 
-def _peek_run_mode_from_argv() -> pypto.RunMode:
-    """Read --run_mode before the kernels below are decorated (they capture it)."""
-    mode = "sim"
-    for i, arg in enumerate(sys.argv):
-        if arg == "--run_mode" and i + 1 < len(sys.argv):
-            mode = sys.argv[i + 1]
-        elif arg.startswith("--run_mode="):
-            mode = arg.split("=", 1)[1]
-    return pypto.RunMode.NPU if mode == "npu" else pypto.RunMode.SIM
-
-
-global_run_mode = _peek_run_mode_from_argv()
+global_run_mode = peek_run_mode()
 DEVICE = "cpu"  # OpenPTO has no NPU: both run modes execute on the host with exact numerics
 
 
@@ -151,33 +139,7 @@ EXAMPLES = {
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("example_id", nargs="?", default=None,
-                        help="run one example, e.g. loop::test_loop_forms (default: all)")
-    parser.add_argument("--list", action="store_true", help="list the examples and exit")
-    parser.add_argument("--run_mode", choices=["npu", "sim"], default="sim",
-                        help="pypto.RunMode for the kernels (default: sim)")
-    args = parser.parse_args(argv)
-    if args.list:
-        print("\n".join(EXAMPLES))
-        return 0
-    names = list(EXAMPLES)
-    if args.example_id is not None:
-        names = [n for n in EXAMPLES if args.example_id in (n, n.split("::")[1])]
-        if not names:
-            print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
-            return 2
-    failed = []
-    for name in names:
-        try:
-            EXAMPLES[name]()
-        except Exception:  # report every failing example, then exit non-zero
-            traceback.print_exc()
-            failed.append(name)
-            print(f"✗ {name} failed")
-        else:
-            print(f"✓ {name} passed")
-    return 1 if failed else 0
+    return run_examples(EXAMPLES, __doc__, argv)
 
 
 if __name__ == "__main__":
