@@ -41,6 +41,7 @@ class _L2:
 
     def __init__(self, capacity: float, line: int):
         self.line = line
+        self.capacity = capacity
         self.max_lines = max(1, int(capacity // line))
         self.clock = 0
         self.stamps: dict[int, np.ndarray] = {}
@@ -56,7 +57,9 @@ class _L2:
             stamps = self.stamps[storage] = np.full(int(numel * itemsize) // self.line + 1,
                                                     -(2**62), dtype=np.int64)
         hit = total = 0
-        if len(ext) == len(shape) and all(e == 1 for e in ext[:-1]):
+        line, clock = self.line, self.clock
+        max_lines = self.max_lines
+        if len(ext) == len(shape) and ext.count(1) - (ext[-1] == 1) == len(ext) - 1:
             # NOTE: fast path: one partial row is one contiguous run
             start = 0
             for o, d in zip(offs, shape):
@@ -65,18 +68,25 @@ class _L2:
         else:
             runs = _segments(offs, ext, shape)
         for start, length in runs:
-            first = int(start * itemsize) // self.line
-            last = int((start + length) * itemsize - 1) // self.line
+            first = int(start * itemsize) // line
+            last = int((start + length) * itemsize - 1) // line
             if last >= len(stamps):  # an alias with a bigger shape: grow
                 grown = np.full(last + 1, -(2**62), dtype=np.int64)
                 grown[:len(stamps)] = stamps
                 stamps = self.stamps[storage] = grown
-            window = stamps[first:last + 1]
             n = last + 1 - first
-            hit += int(np.count_nonzero(window >= self.clock - self.max_lines))
+            threshold = clock - max_lines
+            if n == 1:
+                hit += stamps[first] >= threshold
+                clock += 1
+                stamps[first] = clock
+            else:
+                window = stamps[first:last + 1]
+                hit += int(np.count_nonzero(window >= threshold))
+                clock += n
+                window.fill(clock)
             total += n
-            self.clock += n
-            window[:] = self.clock
+        self.clock = clock
         return hit, total
 
 
@@ -115,6 +125,7 @@ class Simulator:
         self.timer = TaskTimer(spec)
         self._l2_bw = mem["l2_bytes_per_cycle"]
         self.runs: dict[int, TaskRun] = {}
+        self._written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
         self._last_work: dict[int, AicpuRun] = {}
         self.flows: list[tuple[int, int]] = []
 
@@ -300,7 +311,9 @@ class Simulator:
     def _duration(self, task: SimTask, active: int) -> tuple[float, float, float]:
         """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running:
         the share of its reads that hit L2 moves at the L2 share of bandwidth, the rest at the
-        HBM share, each capped by the core's own DMA rate."""
+        HBM share, each capped by the core's own DMA rate. L2 is write-back (hw_model §5): writes
+        land in L2 at its bandwidth until the kernel has written more than L2 holds; from then
+        on every write evicts a dirty line and moves at the HBM share."""
         core_bw, out_core_bw = self._bw[task.core]
         hit_lines = total_lines = 0
         reads_total = 0.0
@@ -316,12 +329,18 @@ class Simulator:
                 total_lines += lines
         hit = min(task.mte2_bytes, reads_total * hit_lines / total_lines) if total_lines else 0.0
         miss = task.mte2_bytes - hit
+        cached_writes = False
         for acc, (shape, isz) in zip(task.writes, task.write_layouts):
             if acc[0] not in uncached:
                 touch(acc[0], acc[1], acc[2], shape, isz)
+                cached_writes = True
         hbm_share = self._hbm / active
-        t_in = miss / min(core_bw, hbm_share) + hit / min(core_bw * 2, self._l2_bw / active)
-        return self.timer.cycles(task, t_in, min(out_core_bw, hbm_share)), hit, miss
+        l2_share = self._l2_bw / active
+        t_in = miss / min(core_bw, hbm_share) + hit / min(core_bw * 2, l2_share)
+        write_back = cached_writes and self._written + task.mte3_bytes <= self.l2.capacity
+        self._written += task.mte3_bytes
+        out_bw = min(out_core_bw, l2_share if write_back else hbm_share)
+        return self.timer.cycles(task, t_in, out_bw), hit, miss
 
     # ---- results ----
     def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
