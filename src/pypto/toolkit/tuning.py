@@ -1,0 +1,206 @@
+"""Before/after tuning cases: one kernel in two (or more) variants, run, checked, compared.
+
+The tuning guide teaches each technique as "this kernel, changed like so, gets faster". A
+`Case` holds the variants of one technique (`before` first, `after` last, a sweep in between),
+the metric the guide names, and the published figure if there is one. `run_case` runs every
+variant once with fresh inputs, checks its numbers against the variant's torch golden, writes
+its run folder (`merged_swimlane.json`, reports, program) under `output/tuning/<case>/`,
+writes the diff HTML of before vs after (through `pypto-toolkit diff`), and returns the
+measurements plus a one-line verdict. `main` is the command line the scripts in
+`examples/tuning/` share; `benchmarks/tuning_cases.py` runs them all into a table.
+
+A case whose "after" does not beat its "before" in our model is not hidden: its verdict says
+so, and `Case.disagreement` (when set) says why.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pypto.profiling.reports import run_numbers
+
+#: metric name -> (label, unit, lower is better)
+METRICS = {
+    "kernel_us": ("kernel time", "us", True),
+    "e2e_us": ("end-to-end time", "us", True),
+    "tasks": ("tasks", "", True),
+    "instances": ("root instances", "", True),
+    "aicpu_us": ("AICPU time", "us", True),
+    "gm_bytes": ("GM bytes", "B", True),
+    "l1_load_bytes": ("GM->L1 bytes", "B", True),
+    "l2_hit_pct": ("L2 hit ratio", "%", False),
+    "util_pct": ("core utilisation", "%", False),
+}
+
+
+@dataclass
+class Variant:
+    """One version of the kernel: `run()` calls it on fresh inputs and returns
+    `(kernel, check)`; `check()` asserts the outputs against the torch golden."""
+
+    name: str
+    run: Callable[[], tuple[Any, Callable[[], None]]]
+    description: str = ""
+
+
+def checked(name: str, kernel: Any, inputs: Callable[[], tuple], golden: Callable[..., Any],
+            outputs: tuple[int, ...] = (-1,), description: str = "",
+            **tolerance: Any) -> Variant:
+    """The usual variant: call `kernel(*inputs())`, then compare the arguments at `outputs`
+    with `golden(*args)` (one tensor, or a tuple for several outputs)."""
+    def run() -> tuple[Any, Callable[[], None]]:
+        import torch
+        args = inputs()
+        kernel(*args)
+
+        def check() -> None:
+            expected = golden(*args)
+            expected = expected if isinstance(expected, tuple) else (expected,)
+            for i, e in zip(outputs, expected):
+                torch.testing.assert_close(args[i], e, **tolerance)
+        return kernel, check
+    return Variant(name, run, description)
+
+
+@dataclass
+class Measured:
+    """The numbers of one variant's run (times in us)."""
+
+    variant: str
+    kernel_us: float
+    e2e_us: float
+    tasks: int
+    instances: int
+    aicpu_us: float
+    gm_bytes: float
+    l1_load_bytes: float
+    l2_hit_pct: float
+    util_pct: float
+    folder: str | None = None
+
+    def get(self, metric: str) -> float:
+        return float(getattr(self, metric))
+
+
+@dataclass
+class Case:
+    """A technique: its variants (before first, after last) and what should improve."""
+
+    slug: str                       # folder and script name, e.g. "01_static_axis_for"
+    title: str
+    metric: str                     # a METRICS key: what the guide says improves
+    variants: list[Variant]
+    guide: str = ""                 # the published figure, if the guide gives one
+    # custom verdict over all variants (sweeps): returns (holds, one-line text)
+    verdict: Callable[[list[Measured]], tuple[bool, str]] | None = None
+    disagreement: str = ""          # why our model does not show the guide's effect, if so
+    extra_metrics: tuple[str, ...] = ()   # other columns worth showing for this case
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    measured: list[Measured]
+    holds: bool
+    verdict: str
+    diff_html: str | None = None
+    failures: list[str] = field(default_factory=list)   # variants whose numerics failed
+
+
+def measure(name: str, kernel: Any) -> Measured:
+    """The headline numbers of `kernel`'s last call."""
+    result = kernel.last_run
+    nums = run_numbers(result)
+    mhz = result.clock_mhz
+    st = result.stats
+    l1 = sum(r.task.mte2_bytes for r in result.tasks if r.task.core == "AIC")
+    return Measured(
+        name, nums.kernel_cycles / mhz, nums.e2e_cycles / mhz, nums.tasks, nums.instances,
+        (st.get("aicpu_build_cycles", 0.0) + st.get("aicpu_sched_cycles", 0.0)) / mhz,
+        (nums.gm_read_bytes or 0.0) + (nums.gm_write_bytes or 0.0), l1,
+        nums.l2_hit_pct or 0.0, nums.util_pct)
+
+
+def default_verdict(case: Case, runs: list[Measured]) -> tuple[bool, str]:
+    label, unit, lower = METRICS[case.metric]
+    before, after = runs[0].get(case.metric), runs[-1].get(case.metric)
+    holds = after < before if lower else after > before
+    ratio = (before / after if lower else after / before) if after and before else float("inf")
+    return holds, (f"{label}: {runs[0].variant} {_fmt(before, unit)} -> {runs[-1].variant} "
+                   f"{_fmt(after, unit)} ({ratio:.2f}x {'better' if holds else 'NOT better'})")
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "B":
+        return f"{value / 2**20:.2f} MiB"
+    if unit == "us":
+        return f"{value:.1f} us"
+    if unit == "%":
+        return f"{value:.1f}%"
+    return f"{value:g}"
+
+
+def run_case(case: Case, out_root: str = os.path.join("output", "tuning"),
+             write: bool = True) -> CaseResult:
+    """Run every variant of `case`; see the module docstring."""
+    from pypto.profiling.output import write_run
+    measured, failures = [], []
+    for v in case.variants:
+        kernel, check = v.run()
+        try:
+            check()
+        except AssertionError as e:
+            failures.append(f"{v.name}: {str(e).splitlines()[0]}")
+        m = measure(v.name, kernel)
+        if write:
+            m.folder = os.path.join(out_root, case.slug, _safe(v.name))
+            write_run(kernel.last_run, kernel.last_program, m.folder)
+        measured.append(m)
+    holds, text = (case.verdict or (lambda r: default_verdict(case, r)))(measured)
+    diff_html = _write_diff(measured[0], measured[-1], out_root, case) if write else None
+    return CaseResult(case, measured, holds, text, diff_html, failures)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _write_diff(a: Measured, b: Measured, out_root: str, case: Case) -> str | None:
+    """before vs after as one HTML (the toolkit's diff view); None if it could not be made."""
+    from pypto.toolkit.cli import main as toolkit
+    path = os.path.join(out_root, case.slug, "diff.html")
+    with contextlib.redirect_stdout(io.StringIO()):   # the diff's text report: not needed here
+        code = toolkit(["diff", a.folder, b.folder, "-o", path])
+    return path if code == 0 else None
+
+
+def main(case: Case, argv: list[str] | None = None) -> int:
+    """`script.py [--out DIR] [--no-write]`: run the case, print each variant and the verdict.
+    Exit code 1 when a variant's numbers differ from its golden (the verdict does not change
+    the exit code: a model disagreement is reported, not an error)."""
+    parser = argparse.ArgumentParser(description=case.title)
+    parser.add_argument("--out", default=os.path.join("output", "tuning"),
+                        help="folder for the run folders and diff HTML (default: %(default)s)")
+    parser.add_argument("--no-write", action="store_true",
+                        help="only measure: write no swimlanes or HTML")
+    args = parser.parse_args(argv)
+    result = run_case(case, args.out, write=not args.no_write)
+    for m in result.measured:
+        where = f"  -> {m.folder}" if m.folder else ""
+        print(f"  {m.variant:<28} kernel {m.kernel_us:9.1f} us  e2e {m.e2e_us:9.1f} us  "
+              f"tasks {m.tasks:6d}  util {m.util_pct:5.1f}%{where}")
+    if result.diff_html:
+        print(f"  diff: {result.diff_html}")
+    mark = "✓" if result.holds else "✗"
+    print(f"{mark} {case.slug}: {result.verdict}"
+          + (f" [guide: {case.guide}]" if case.guide else ""))
+    if not result.holds and case.disagreement:
+        print(f"  model note: {case.disagreement}")
+    for f in result.failures:
+        print(f"✗ numerics: {f}", file=sys.stderr)
+    return 1 if result.failures else 0
