@@ -225,7 +225,8 @@ class Simulator:
                     for s in successors:
                         flows.append((tid, s))
                         remaining[s] -= 1
-                        producer_core[s] = run.core_index
+                        # a producer on the other core type is no affinity target
+                        producer_core[s] = run.core_index if by_id[s].core == key[0] else None
                         if remaining[s] == 0:
                             heappush(events, (thread_free[th], seq, "ready", s))
                             seq += 1
