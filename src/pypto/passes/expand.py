@@ -14,6 +14,9 @@ Rules:
 - matmul: one cube tile op per (mL1, nL1) output block (per batch index), reading the whole K,
   its L1/L0 steps recorded as a `cube.CubePlan`; with enable_split_k one cube tile op per kL1
   chunk into an FP32/INT32 partial tensor, then vector add chains into the output;
+- transpose / permute: a grid over the *input* on the op's TileShape (the guide's "Transpose
+  (64,128) -> Add (128,64)": a consumer aligned with it uses the permuted tile); each tile op
+  writes the permuted window of the output;
 - assemble / move: one copy-out per tile of the source (its producer's tiling when it has one).
 """
 from __future__ import annotations
@@ -166,6 +169,8 @@ class Expander:
             return
         if code == "MATMUL" and self.matmul(op):
             return
+        if code == "TRANSPOSE" and self.transpose(op):
+            return
         if code == "ASSEMBLE" and self.assemble(op):
             return
         self.whole(op)
@@ -229,6 +234,24 @@ class Expander:
                             latency=latency)
                 continue
             self.new_op("compute", op.opcode, AIV, inputs, region, op, latency=latency)
+        return True
+
+    def transpose(self, op: Operation) -> bool:
+        """One tile op per input tile; its output is the same window with the dims permuted
+        (output dim i is input dim perm[i])."""
+        src, out = op.inputs[0], op.outputs[0]
+        shape, tile = _static(src.shape), op.tile.vec
+        if shape is None or tile is None or len(tile) != len(shape) or _static(out.shape) is None:
+            return False
+        perm = op.attrs["perm"]
+        latency = None
+        for offs, size in _grid(shape, tile):
+            o = tuple(_const(x) for x in offs)
+            region = window(out, tuple(o[p] for p in perm), tuple(size[p] for p in perm))
+            if latency is None:
+                latency = self.vector_latency(op.opcode, region)
+            self.new_op("compute", op.opcode, AIV, [self.read(src, o, size)], region, op,
+                        latency=latency)
         return True
 
     def _undo(self, op: Operation) -> bool:
