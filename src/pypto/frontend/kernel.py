@@ -37,7 +37,7 @@ from pypto.passes import CompiledProgram, compile_program
 from pypto.runtime import differential
 from pypto.machine.simulate import simulate
 from pypto.runtime.reference import ReferenceExecutor
-from pypto.runtime.stitch import Stitcher
+from pypto.runtime.stitch import Stitcher, private_storages
 from pypto.runtime.tile_executor import TileExecutor
 from pypto.symbolic import SymbolicScalar, sym_max, sym_min
 
@@ -367,7 +367,8 @@ class JitKernel:
             self.last_executor = executor
             return
         stitcher = Stitcher(opt.lookup("runtime.stitch_function_max_num", 128),
-                            opt.lookup("runtime.stitch_function_size", 20000))
+                            opt.lookup("runtime.stitch_function_size", 20000),
+                            private_storages(compiled.roots.values()))
         if opt.lookup("verify.enable_pass_verify", False):
             # verify_options: the compiled (tile-level) run is checked against the reference
             executor = differential.run_checked(

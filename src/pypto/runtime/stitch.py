@@ -5,12 +5,15 @@ dependencies between their tasks.
 Takes the executor's per-call task records → a task DAG per window. Keeps: inside an instance
 the call ops' own dependencies; between instances of one window, read-after-write,
 write-after-read and write-after-write on overlapping GM windows; windows run one after the
-other. A window also closes when its call-op count would pass `stitch_function_size` and
+other. An intermediate (op result) that only one root function touches is that root's
+workspace, which every instance has its own copy of (PyPTO allocates workspace per stitched
+instance): two instances of that root never depend on each other through it. A window also closes when its call-op count would pass `stitch_function_size` and
 before a loop marked `submit_before_loop`.
 """
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any, Iterable
 
 from pypto.machine.result import SimTask
 
@@ -27,10 +30,29 @@ def _overlap(a: Access, b: Access) -> bool:
     return True
 
 
+def private_storages(roots: Iterable[Any]) -> dict[str, frozenset[int]]:
+    """Root name -> the op-result storages only that root function touches (its per-instance
+    workspace). Parameters, `pypto.tensor` scratch and results shared by several roots (a value
+    computed before a loop and read in it, a loop-carried buffer) are never private."""
+    touched: dict[int, set[str]] = defaultdict(set)
+    for root in roots:
+        for op in root.graph.ops:
+            for r in op.inputs + ([op.output] if op.output is not None else []):
+                if r.value.storage.kind.value == "temp":
+                    touched[r.value.storage.id].add(root.name)
+    out: dict[str, set[int]] = defaultdict(set)
+    for sid, names in touched.items():
+        if len(names) == 1:
+            out[next(iter(names))].add(sid)
+    return {name: frozenset(ids) for name, ids in out.items()}
+
+
 class Stitcher:
     """Collects tasks instance by instance and closes windows."""
 
-    def __init__(self, max_instances: int, max_calls: int):
+    def __init__(self, max_instances: int, max_calls: int,
+                 private: dict[str, frozenset[int]] | None = None):
+        self.private = private or {}
         self.max_instances = max_instances
         self.max_calls = max_calls
         self.tasks: list[SimTask] = []
@@ -72,13 +94,16 @@ class Stitcher:
         writes: dict[int, _BoxIndex] = defaultdict(_BoxIndex)
         for t in tasks:
             deps: set[int] = set()
+            private = self.private.get(t.root, ())
             for acc in t.reads:
                 deps.update(prev.id for prev in writes[acc[0]].overlapping(acc)
-                            if prev.instance != t.instance)
+                            if prev.instance != t.instance
+                            and not (acc[0] in private and prev.root == t.root))
             for acc in t.writes:
                 for index in (writes[acc[0]], reads[acc[0]]):
                     deps.update(prev.id for prev in index.overlapping(acc)
-                                if prev.instance != t.instance)
+                                if prev.instance != t.instance
+                                and not (acc[0] in private and prev.root == t.root))
             new = sorted(deps - set(t.preds))
             self.cross_edges += len(new)
             t.preds.extend(new)
