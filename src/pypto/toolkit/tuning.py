@@ -41,29 +41,39 @@ METRICS = {
 @dataclass
 class Variant:
     """One version of the kernel: `run()` calls it on fresh inputs and returns
-    `(kernel, check)`; `check()` asserts the outputs against the torch golden."""
+    `(runs, check)`: `runs` holds `(kernel.last_run, kernel.last_program)` of each call (one
+    per input size), `check()` asserts the outputs against the torch golden."""
 
     name: str
-    run: Callable[[], tuple[Any, Callable[[], None]]]
+    run: Callable[[], tuple[list[tuple[Any, Any]], Callable[[], None]]]
     description: str = ""
 
 
-def checked(name: str, kernel: Any, inputs: Callable[[], tuple], golden: Callable[..., Any],
-            outputs: tuple[int, ...] = (-1,), description: str = "",
-            **tolerance: Any) -> Variant:
+def checked(name: str, kernel: Any, inputs: Callable[[], tuple] | list[Callable[[], tuple]],
+            golden: Callable[..., Any], outputs: tuple[int, ...] = (-1,),
+            description: str = "", **tolerance: Any) -> Variant:
     """The usual variant: call `kernel(*inputs())`, then compare the arguments at `outputs`
-    with `golden(*args)` (one tensor, or a tuple for several outputs)."""
-    def run() -> tuple[Any, Callable[[], None]]:
+    with `golden(*args)` (one tensor, or a tuple for several outputs). A list of input makers
+    runs the kernel once per input set (e.g. several sizes); the variant's numbers are summed
+    over the calls."""
+    makers = inputs if isinstance(inputs, list) else [inputs]
+
+    def run() -> tuple[list[tuple[Any, Any]], Callable[[], None]]:
         import torch
-        args = inputs()
-        kernel(*args)
+        calls, runs = [], []
+        for make in makers:
+            args = make()
+            kernel(*args)
+            calls.append(args)
+            runs.append((kernel.last_run, kernel.last_program))
 
         def check() -> None:
-            expected = golden(*args)
-            expected = expected if isinstance(expected, tuple) else (expected,)
-            for i, e in zip(outputs, expected):
-                torch.testing.assert_close(args[i], e, **tolerance)
-        return kernel, check
+            for args in calls:
+                expected = golden(*args)
+                expected = expected if isinstance(expected, tuple) else (expected,)
+                for i, e in zip(outputs, expected):
+                    torch.testing.assert_close(args[i], e, **tolerance)
+        return runs, check
     return Variant(name, run, description)
 
 
@@ -112,18 +122,30 @@ class CaseResult:
     failures: list[str] = field(default_factory=list)   # variants whose numerics failed
 
 
-def measure(name: str, kernel: Any) -> Measured:
-    """The headline numbers of `kernel`'s last call."""
-    result = kernel.last_run
-    nums = run_numbers(result)
-    mhz = result.clock_mhz
-    st = result.stats
-    l1 = sum(r.task.mte2_bytes for r in result.tasks if r.task.core == "AIC")
-    return Measured(
-        name, nums.kernel_cycles / mhz, nums.e2e_cycles / mhz, nums.tasks, nums.instances,
-        (st.get("aicpu_build_cycles", 0.0) + st.get("aicpu_sched_cycles", 0.0)) / mhz,
-        (nums.gm_read_bytes or 0.0) + (nums.gm_write_bytes or 0.0), l1,
-        nums.l2_hit_pct or 0.0, nums.util_pct)
+def measure(name: str, runs: list[Any]) -> Measured:
+    """The headline numbers of a variant: summed over its calls' simulated runs (ratios are
+    weighted by time or bytes)."""
+    total = Measured(name, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    hit_bytes = read_bytes = busy = lanes_time = 0.0
+    for result in runs:
+        nums = run_numbers(result)
+        mhz, st = result.clock_mhz, result.stats
+        total.kernel_us += nums.kernel_cycles / mhz
+        total.e2e_us += nums.e2e_cycles / mhz
+        total.tasks += nums.tasks
+        total.instances += nums.instances
+        total.aicpu_us += (st.get("aicpu_build_cycles", 0.0)
+                           + st.get("aicpu_sched_cycles", 0.0)) / mhz
+        total.gm_bytes += (nums.gm_read_bytes or 0.0) + (nums.gm_write_bytes or 0.0)
+        total.l1_load_bytes += sum(r.task.mte2_bytes for r in result.tasks
+                                   if r.task.core == "AIC")
+        hit_bytes += nums.l2_hit_bytes or 0.0
+        read_bytes += nums.gm_read_bytes or 0.0
+        busy += nums.aic_busy + nums.aiv_busy
+        lanes_time += (result.aic + result.aiv) * nums.kernel_cycles
+    total.l2_hit_pct = 100.0 * hit_bytes / read_bytes if read_bytes else 0.0
+    total.util_pct = 100.0 * busy / lanes_time if lanes_time else 0.0
+    return total
 
 
 def default_verdict(case: Case, runs: list[Measured]) -> tuple[bool, str]:
@@ -151,15 +173,15 @@ def run_case(case: Case, out_root: str = os.path.join("output", "tuning"),
     from pypto.profiling.output import write_run
     measured, failures = [], []
     for v in case.variants:
-        kernel, check = v.run()
+        runs, check = v.run()
         try:
             check()
         except AssertionError as e:
             failures.append(f"{v.name}: {str(e).splitlines()[0]}")
-        m = measure(v.name, kernel)
-        if write:
+        m = measure(v.name, [result for result, _ in runs])
+        if write:   # the swimlane of the last (for size sweeps: the largest) call
             m.folder = os.path.join(out_root, case.slug, _safe(v.name))
-            write_run(kernel.last_run, kernel.last_program, m.folder)
+            write_run(runs[-1][0], runs[-1][1], m.folder)
         measured.append(m)
     holds, text = (case.verdict or (lambda r: default_verdict(case, r)))(measured)
     diff_html = _write_diff(measured[0], measured[-1], out_root, case) if write else None
