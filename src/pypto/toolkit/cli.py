@@ -1,21 +1,61 @@
-"""`pypto-toolkit`: the command-line entry of the offline toolkit."""
+"""`pypto-toolkit`: the command-line entry of the offline toolkit.
+
+Each subcommand lives in its own module, which exposes `add_arguments(parser)` and
+`run(args) -> int` (the exit code); this file only wires them up, importing a module when its
+subcommand runs so `pypto-toolkit --help` stays instant. Errors a user can fix (a missing or
+malformed file, a bad option) are raised as `ToolkitError` and printed as one line naming the
+culprit, with exit code 2.
+"""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 import pypto
+from pypto.toolkit.errors import ToolkitError
+
+# subcommand -> (module, one-line help)
+SUBCOMMANDS = {
+    "view": ("pypto.toolkit.view",
+             "turn a merged_swimlane.json into one self-contained HTML viewer"),
+    "analyze": ("pypto.toolkit.analyze",
+                "busy/idle, bubbles, critical path, per-leaf stats and tuning advice"),
+    "diff": ("pypto.toolkit.diff", "compare two runs: totals, per-leaf deltas, both swimlanes"),
+    "graph": ("pypto.toolkit.graph",
+              "compiled-graph views (tensor/tile/execute/block) of a run's output folder"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pypto-toolkit",
+        description="OpenPTO toolkit: swimlane viewer, analysis, diff and graph views for "
+                    "kernels written against the PyPTO API.")
+    parser.add_argument("--version", action="version", version=f"openpto {pypto.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        _module(module).add_arguments(p)
+    return parser
+
+
+def _module(name: str):
+    return importlib.import_module(name)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="pypto-toolkit",
-        description="OpenPTO toolkit: swimlane viewer, analysis, diff and tuning for kernels "
-                    "written against the PyPTO API.")
-    parser.add_argument("--version", action="version", version=f"openpto {pypto.__version__}")
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(_module(args._module).run(args) or 0)
+    except ToolkitError as e:
+        print(f"pypto-toolkit {args.command}: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,30 @@
+"""The offline swimlane viewer: one self-contained HTML page per run (or per pair of runs).
+
+`render_view_html(trace, out)` writes the page of one parsed swimlane; `render_diff_html(a, b,
+report, out)` stacks two runs on one time axis under a panel showing the diff report. The page
+embeds the run as compact columns (`pack`) and the bundled scripts and stylesheet (`assets/`),
+so it opens from disk with no network and no server.
+
+Graph tab protocol. When a `graph.html` (compiled-graph views of the run) is given, the page
+shows a "Graph" tab holding `<iframe src="graph.html">`, and the two talk with
+`window.postMessage` (target origin "*": pages opened from disk have opaque origins; the
+viewer only accepts messages whose `source` is that iframe's window). Messages are JSON
+objects:
+
+* viewer → graph, when a task is clicked or selected:
+  `{"type": "openpto-select-task", "task": {"sim_task_id", "root", "leaf", "call",
+  "instance", "window", "name"}}` (keys absent from the trace's args are null; PyPTO's own
+  traces carry only the name).
+* graph → viewer, to highlight tasks in the swimlane (the others are dimmed; Esc clears):
+  `{"type": "openpto-highlight-tasks", "sim_task_ids": [3, 17, ...]}`, or
+  `{"type": "openpto-highlight-tasks", "match": {"root": ..., "leaf": ..., "call": ...}}`
+  selecting every task whose args equal all the given keys (compared as strings). Both may be
+  given; the union is highlighted.
+
+Test hooks. The page exposes `window.openpto` (lanes(), taskCount, summary(),
+selectTaskByName(), selected(), search(), searchNext(), rangeSelect(t0, t1), taskRect(i),
+colorBy(), highlight(), frames(), ...) and `data-testid` attributes on its panels, so tests
+assert on state instead of pixels.
+"""
+from pypto.toolkit.viewer.page import render_diff_html as render_diff_html
+from pypto.toolkit.viewer.page import render_view_html as render_view_html

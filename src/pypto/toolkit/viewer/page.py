@@ -1,0 +1,99 @@
+"""Write the viewer page: packed run data + the bundled JS/CSS → one self-contained HTML file.
+
+The page needs no network: the template, stylesheet and scripts are package data read from
+`assets/` and inlined; the data is embedded as a `<script type="application/json">` block that
+the scripts parse once. Keeps: nothing from a trace reaches the page as markup - titles are
+HTML-escaped, and the embedded JSON has `<`, `>`, `&` and U+2028/U+2029 escaped, so no string in
+a trace can close the script element or inject HTML.
+"""
+from __future__ import annotations
+
+import functools
+import html
+import json
+import math
+import os
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pypto.profiling.swimlane import SwimlaneData
+from pypto.toolkit.viewer.pack import pack
+
+# concatenated in this order into one script: model (data, indexes, statistics), draw (canvas),
+# panels (DOM side panels), main (state, input, test hooks)
+_SCRIPTS = ("model.js", "draw.js", "panels.js", "main.js")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                 "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_MARKER = re.compile(r"@@(TITLE|CSS|JS|DATA)@@")
+
+
+@functools.lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _finite(obj: Any) -> Any:
+    """`obj` with NaN/Infinity (which JSON cannot carry) as the strings "nan"/"inf"/"-inf"."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def embed_json(obj: Any) -> str:
+    """`obj` as JSON that is inert inside a `<script>` element (objects JSON cannot encode
+    become their `str`)."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                          default=str)
+    except ValueError:      # a non-finite float somewhere: rare, so only then walk the data
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"),
+                          default=str)
+    # NOTE: these characters can only occur inside JSON strings, where \uXXXX means the same
+    return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group()], text)
+
+
+def _graph_src(graph: str | os.PathLike | None, out: Path) -> str | None:
+    """URL of the graph page relative to the viewer page (absolute file URL across drives)."""
+    if graph is None:
+        return None
+    graph = Path(graph).resolve()
+    try:
+        return Path(os.path.relpath(graph, out.resolve().parent)).as_posix()
+    except ValueError:
+        return graph.as_uri()
+
+
+def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) -> Path:
+    """Write the page for `data` (the "runs"/"report"/"graph" object the scripts read)."""
+    parts = {"TITLE": html.escape(title), "CSS": _asset("viewer.css"),
+             "JS": "\n".join(_asset(name) for name in _SCRIPTS), "DATA": embed_json(data)}
+    # one pass, so marker-like text inside the substituted parts is never expanded
+    page = _MARKER.sub(lambda m: parts[m.group(1)], _asset("page.html"))
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def render_view_html(trace: SwimlaneData, out_path: str | os.PathLike, title: str = "swimlane",
+                     graph: str | os.PathLike | None = None) -> Path:
+    """The viewer page of one run; `graph` (a graph.html path) adds a Graph tab."""
+    data = {"mode": "view", "runs": [pack(trace, title)],
+            "graph": _graph_src(graph, Path(out_path))}
+    return write_page(data, out_path, title)
+
+
+def render_diff_html(trace_a: SwimlaneData, trace_b: SwimlaneData, report: dict,
+                     out_path: str | os.PathLike, titles: tuple[str, str] = ("A", "B")) -> Path:
+    """Two runs stacked on one time axis, under a panel rendering `report` (a JSON-able dict:
+    a "totals" dict of name -> {a, b, delta, ratio}, a "leaves" list of row dicts, and any
+    other key shown as a JSON block)."""
+    data = {"mode": "diff", "runs": [pack(trace_a, titles[0]), pack(trace_b, titles[1])],
+            "report": report, "graph": None}
+    return write_page(data, out_path, f"{titles[0]} vs {titles[1]}")
