@@ -36,10 +36,13 @@ def _matmul_compute(xs: list, at: dict) -> np.ndarray:
         b = np.swapaxes(b, -1, -2)
     k = min(a.shape[-1], b.shape[-2])
     a, b = a[..., :k], b[..., :k, :]
+    # NOTE: C-contiguous operands: numpy's matmul on a transposed (strided) FP32 view can miss
+    # the BLAS path here and run ~600x slower (17 ms vs 27 us for 64x64x128)
     if np.issubdtype(a.dtype, np.integer):
-        out = np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(np.int32)
+        out = np.matmul(np.ascontiguousarray(a, np.int64),
+                        np.ascontiguousarray(b, np.int64)).astype(np.int32)
     else:
-        out = np.matmul(a.astype(np.float32), b.astype(np.float32))
+        out = np.matmul(np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32))
     rest = iter(xs[2:])
     if at["bias"]:
         out = out + next(rest)
