@@ -35,7 +35,9 @@ Our extensions (ignored by readers that only know PyPTO's keys):
   the full name (`AIC_<n>` vs `AICPU_...`), never by the prefix "AIC".
 * extra X args: `leaf`, `root`, `window`, `instance`, `call`, `core_type`, `core_index`,
   `merge` (merge group ids), `cost` (per-task cost-model inputs), `l2_hit_bytes`, `hbm_bytes`,
-  `sim_task_id`, `start_cycle`, `end_cycle` (exact, for tools that work in cycles).
+  `gm_reads` (`[storage, offsets, extents, bytes]` per GM read box: which block a task loads,
+  for the toolkit's repeated-load analysis), `sim_task_id`, `start_cycle`, `end_cycle` (exact,
+  for tools that work in cycles).
 * counters `BusyCount_AIV` / `BusyCount_AIC`: cores running a task.
 * top-level `otherData` (a Trace Event Format field): generator, kernel, clock_mhz, aic, aiv.
 
@@ -208,10 +210,23 @@ def _task_args(result: SimResult, run: TaskRun, hint: str) -> dict[str, Any]:
                  "mte3_bytes": _exact(t.mte3_bytes), "empty": t.empty},
         "l2_hit_bytes": _exact(run.l2_hit_bytes),
         "hbm_bytes": _exact(run.hbm_bytes),
+        "gm_reads": [[sid, list(off), list(ext), _exact(nbytes)] for (sid, off, ext), nbytes
+                     in zip(t.reads, _access_bytes(t.reads, t.read_layouts))],
         "sim_task_id": t.id,
         "start_cycle": _exact(run.start),
         "end_cycle": _exact(run.end),
     }
+
+
+def _access_bytes(accesses: list, layouts: list) -> list[float]:
+    """Bytes of each GM access box (extent product x element size; 0 when no layout)."""
+    out = []
+    for i, (_, _, ext) in enumerate(accesses):
+        n = 1
+        for e in ext:
+            n *= int(e)
+        out.append(n * layouts[i][1] if i < len(layouts) else 0)
+    return out
 
 
 def _x_event(args: dict, name: str, tid: int, ts: float, dur: float) -> dict[str, Any]:
