@@ -1,0 +1,430 @@
+"""The advisor: swimlane patterns → the tuning guide's knobs, each with its evidence.
+
+Takes a parsed swimlane and its `analyze.Analysis` (without advice) → one `Advice` per rule,
+whose status is "advise" (the pattern is there: what to change, the tasks and time range it
+rests on, a rough gain), "ok" (checked, not there) or "no-info" (the trace lacks what the rule
+needs - said instead of guessed). Keeps: a rule reads only what both PyPTO's traces and ours
+carry (task names, event hints, flows, lanes), except where it says it needs one of our
+extensions (`gm_reads`, AICPU lanes), and then degrades to "no-info" on PyPTO's files.
+
+Thresholds come from the tuning guide (shared/reference/compiler_runtime.md §4-§5): tasks
+under ~10 us are overhead-bound, auto VecNBuffer targets one full wave (`mg_vec_parallel_lb`
+= the vector core count), L1Reuse factors are 2/4/8. Gains are rough upper bounds, stated so.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from pypto.profiling.swimlane import SwimlaneData, TaskEvent
+from pypto.toolkit.identity import instance_of, leaf_of, window_of
+
+if TYPE_CHECKING:
+    from pypto.toolkit.analyze import Analysis
+
+SMALL_TASK_US = 10.0            # guide §4.3: vector tasks under ~10 us are overhead-bound
+SPLIT_MIN_US = 5.0              # splitting tasks shorter than this mostly adds per-task overhead
+SIGNIFICANT = 0.10              # a pattern must cover this share of the span (or bytes)
+MIN_GAP_US = 1.0
+MIN_INSTANCES = 8
+L1_FACTORS = (8, 4, 2)          # guide §4.4: typical cube_l1_reuse_setting values
+_SHOWN_TASKS = 20               # task names kept per advice
+_HASHORDER = re.compile(r"func(\d+)_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Advice:
+    rule: str
+    knob: str
+    status: str                 # "advise" | "ok" | "no-info"
+    summary: str
+    evidence: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()             # names of (up to _SHOWN_TASKS) tasks it rests on
+    task_count: int = 0
+    time_range: tuple[float, float] | None = None
+    gain_us: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "knob": self.knob, "status": self.status,
+                "summary": self.summary, "evidence": list(self.evidence),
+                "tasks": list(self.tasks), "task_count": self.task_count,
+                "time_range_us": list(self.time_range) if self.time_range else None,
+                "gain_us": self.gain_us}
+
+
+class _Ctx:
+    """What several rules need, computed once."""
+
+    def __init__(self, data: SwimlaneData, analysis: Analysis):
+        self.data, self.a = data, analysis
+        self.span = analysis.span
+        self.kind = {tid: ln.kind for tid, ln in data.lanes.items()}
+        self.n_aic = len(data.lanes_of("aic"))
+        self.n_aiv = len(data.lanes_of("aiv"))
+        self.cores = [t for t in data.tasks if self.kind[t.lane] in ("aic", "aiv")]
+        self.leaf: dict[str, list[TaskEvent]] = defaultdict(list)
+        for t in self.cores:
+            self.leaf[leaf_of(t)[0]].append(t)
+        self.leaf_name = {lf.key: lf.name for lf in analysis.leaves}
+
+    def leaves_of(self, kind: str) -> list[tuple[str, list[TaskEvent]]]:
+        return sorted((k, ts) for k, ts in self.leaf.items() if self.kind[ts[0].lane] == kind)
+
+
+def _names(tasks: list[TaskEvent]) -> tuple[tuple[str, ...], int]:
+    ordered = sorted(tasks, key=lambda t: (t.start, t.index))
+    return tuple(t.name for t in ordered[:_SHOWN_TASKS]), len(tasks)
+
+
+def _pct(x: float, whole: float) -> float:
+    return 100.0 * x / whole if whole > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# rules
+# ----------------------------------------------------------------------------------------------
+
+def stitch(c: _Ctx) -> Advice:
+    """Wide gaps between stitch windows: each window boundary is a barrier the control AICPU
+    pays for; more root instances per window means fewer boundaries."""
+    knob = "stitch_function_max_num"
+    wins: dict[Any, list] = {}
+    for t in c.cores:
+        w = wins.setdefault(window_of(t), [t, t, set()])
+        w[0] = min(w[0], t, key=lambda x: (x.start, x.index))
+        w[1] = max(w[1], t, key=lambda x: (x.end, -x.index))
+        w[2].add(instance_of(t))
+    if len(wins) < 2:
+        return Advice("stitch", knob, "ok", f"{len(wins)} stitch window: no window boundaries")
+    order = sorted(wins.values(), key=lambda w: w[0].start)
+    gaps = [(a[1], b[0]) for a, b in zip(order, order[1:]) if b[0].start > a[1].end]
+    total = sum(b.start - a.end for a, b in gaps)
+    if total < max(MIN_GAP_US, SIGNIFICANT * c.span):
+        return Advice("stitch", knob, "ok",
+                      f"{len(wins)} stitch windows, {total:.2f} us of gaps between them "
+                      f"({_pct(total, c.span):.0f}% of the span)")
+    per_window = max(len(w[2]) for w in order)
+    instances = sum(len(w[2]) for w in order)
+    suggest = min(1024, instances)
+    windows_after = math.ceil(instances / suggest)
+    gain = total * (1 - (windows_after - 1) / (len(wins) - 1))
+    widest = sorted(gaps, key=lambda g: -(g[1].start - g[0].end))[:3]
+    evidence = [f"{len(wins)} windows of up to {per_window} root instance(s), {instances} in all"]
+    evidence += [f"gap {a.end:.3f} -> {b.start:.3f} us ({b.start - a.end:.3f} us) between "
+                 f"window {window_of(a)} ({a.name}) and window {window_of(b)} ({b.name})"
+                 for a, b in widest]
+    names = tuple(t.name for g in widest for t in g)
+    return Advice("stitch", knob, "advise",
+                  f"{len(wins)} stitch windows leave {total:.2f} us "
+                  f"({_pct(total, c.span):.0f}% of the span) idle between them: raise "
+                  f"{knob} from {per_window} to {suggest} (at most 1024)",
+                  tuple(evidence), names, len(names), (gaps[0][0].end, gaps[-1][1].start), gain)
+
+
+class _BusyCurve:
+    """Integral of the number of busy lanes over time, to ask "how many cores were busy, on
+    average, during [a, b]" in O(log n)."""
+
+    def __init__(self, tasks: list[TaskEvent]):
+        delta: dict[float, int] = defaultdict(int)
+        for t in tasks:
+            delta[t.start] += 1
+            delta[t.end] -= 1
+        self.times = sorted(delta)
+        self.level, self.area = [], []
+        level, area, prev = 0, 0.0, None
+        for x in self.times:
+            area += level * (x - prev) if prev is not None else 0.0
+            level += delta[x]
+            self.level.append(level)
+            self.area.append(area)
+            prev = x
+
+    def integral(self, x: float) -> float:
+        i = bisect.bisect_right(self.times, x) - 1
+        return 0.0 if i < 0 else self.area[i] + self.level[i] * (x - self.times[i])
+
+
+def _union(tasks: list[TaskEvent]) -> list[tuple[float, float]]:
+    out: list[list[float]] = []
+    for t in sorted(tasks, key=lambda t: t.start):
+        if out and t.start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], t.end)
+        else:
+            out.append([t.start, t.end])
+    return [(a, b) for a, b in out]
+
+
+def tile_shape(c: _Ctx) -> Advice:
+    """A phase where fewer than half the vector cores work because one op has too few, long
+    tasks: a smaller TileShape on that op gives more tasks to spread."""
+    knob = "set_vec_tile_shapes"
+    vec = [t for t in c.cores if c.kind[t.lane] == "aiv"]
+    if not vec:
+        return Advice("tile_shape", knob, "ok", "no vector tasks")
+    curve, half = _BusyCurve(vec), c.n_aiv / 2
+    found = []
+    for key, tasks in c.leaves_of("aiv"):
+        mean = sum(t.dur for t in tasks) / len(tasks)
+        if len(tasks) >= half or mean < SPLIT_MIN_US:
+            continue        # enough pieces already, or too short to split usefully
+        phase = _union(tasks)
+        length = sum(b - a for a, b in phase)
+        if length < max(SPLIT_MIN_US, SIGNIFICANT * c.span):
+            continue
+        busy = sum(curve.integral(b) - curve.integral(a) for a, b in phase) / length
+        if busy < half:
+            found.append((length * (1 - busy / half), key, tasks, phase, busy, mean))
+    if not found:
+        return Advice("tile_shape", knob, "ok",
+                      "no phase with fewer than half the vector cores busy on a few long tasks")
+    gain, key, tasks, phase, busy, mean = max(found, key=lambda f: (f[0], f[1]))
+    names, n = _names(tasks)
+    evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} task(s) of {mean:.2f} us on "
+                f"average; {busy:.1f} of {c.n_aiv} vector cores busy over its "
+                f"{sum(b - a for a, b in phase):.2f} us"]
+    evidence += [f"also leaf {c.leaf_name.get(k, k)} ({len(ts)} task(s), {b:.1f} cores busy)"
+                 for _, k, ts, _, b, _ in sorted(found, key=lambda f: -f[0])[1:4]]
+    return Advice("tile_shape", knob, "advise",
+                  f"only {busy:.1f} of {c.n_aiv} vector cores busy while leaf "
+                  f"{c.leaf_name.get(key, key)} runs {len(tasks)} task(s): a smaller TileShape on "
+                  f"its op splits it into more, shorter tasks", tuple(evidence), names, n,
+                  (phase[0][0], phase[-1][1]), gain)
+
+
+def _lane_gaps(c: _Ctx) -> dict[int, float]:
+    """Idle time on its lane right before each core task (none for a lane's first task)."""
+    by_lane: dict[int, list[TaskEvent]] = defaultdict(list)
+    for t in c.cores:
+        by_lane[t.lane].append(t)
+    gaps = {}
+    for tasks in by_lane.values():
+        tasks.sort(key=lambda t: (t.start, t.index))
+        for a, b in zip(tasks, tasks[1:]):
+            gaps[b.index] = max(0.0, b.start - a.end)
+    return gaps
+
+
+def _hashorder(tasks: list[TaskEvent], kind: str) -> int | None:
+    """The merge group's hashorder our traces record (`merge` arg, "func<magic>_<order>")."""
+    m = _HASHORDER.search(str(tasks[0].args.get("merge", {}).get(kind, "")))
+    return int(m.group(2)) if m else None
+
+
+def vec_nbuffer(c: _Ctx) -> Advice:
+    """Many isomorphic vector tasks under ~10 us, several per core: merging N of them into one
+    task pays the per-task dispatch and head overhead once instead of N times."""
+    knob = "vec_nbuffer_setting"
+    gaps = None
+    found = []
+    for key, tasks in c.leaves_of("aiv"):
+        mean = sum(t.dur for t in tasks) / len(tasks)
+        if len(tasks) < 2 * c.n_aiv or mean >= SMALL_TASK_US:
+            continue
+        # auto factor (guide §4.3): the largest n <= ceil(S/C) still leaving >= C tasks
+        n = math.ceil(len(tasks) / c.n_aiv)
+        while n > 1 and math.ceil(len(tasks) / n) < c.n_aiv:
+            n -= 1
+        gaps = gaps if gaps is not None else _lane_gaps(c)
+        gap = [gaps[t.index] for t in tasks if t.index in gaps]
+        mean_gap = sum(gap) / len(gap) if gap else 0.0
+        per_lane = len(tasks) / len({t.lane for t in tasks})
+        found.append((per_lane * (1 - 1 / n) * mean_gap, key, tasks, n, mean, mean_gap))
+    if not found:
+        return Advice("vec_nbuffer", knob, "ok",
+                      f"no leaf with >= {2 * c.n_aiv} vector tasks under {SMALL_TASK_US:g} us")
+    gain, key, tasks, n, mean, mean_gap = max(found, key=lambda f: (len(f[2]), f[1]))
+    order = _hashorder(tasks, "vec_nbuffer")
+    setting = f"{{-2: 1, {order if order is not None else -1}: {n}}}"
+    names, count = _names(tasks)
+    evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} tasks of {mean:.2f} us on "
+                f"average over {len({t.lane for t in tasks})} vector cores, "
+                f"{mean_gap:.3f} us idle on the core before each",
+                f"merging {n} per task leaves {math.ceil(len(tasks) / n)} tasks, still one full "
+                f"wave on {c.n_aiv} cores; {{-2: 0}} lets the compiler pick n the same way"]
+    if order is None:
+        evidence.append("the trace does not say the group's hashorder: -1 applies n to every "
+                        "vector group")
+    evidence += [f"also leaf {c.leaf_name.get(k, k)} ({len(ts)} tasks of {m:.2f} us)"
+                 for _, k, ts, _, m, _ in found if k != key][:3]
+    return Advice("vec_nbuffer", knob, "advise",
+                  f"{len(tasks)} isomorphic vector tasks of {mean:.2f} us (leaf "
+                  f"{c.leaf_name.get(key, key)}) are overhead-bound: set {knob}={setting}",
+                  tuple(evidence), names, count, (min(t.start for t in tasks),
+                                                  max(t.end for t in tasks)),
+                  gain)
+
+
+def l1_reuse(c: _Ctx) -> Advice:
+    """Cube tasks of one leaf loading the same GM block into L1: merging N of them loads it
+    once (needs our `gm_reads`; PyPTO's operand hints carry no offsets)."""
+    knob = "cube_l1_reuse_setting"
+    cube = c.leaves_of("aic")
+    if not cube:
+        return Advice("l1_reuse", knob, "ok", "no cube tasks")
+    if not any("gm_reads" in t.args for _, ts in cube for t in ts):
+        return Advice("l1_reuse", knob, "no-info",
+                      "not enough information: the trace has no GM read regions (PyPTO's "
+                      "operand hints name tensors, not the blocks each task loads)")
+    found = []
+    for key, tasks in cube:
+        blocks: Counter = Counter()
+        size: dict[tuple, float] = {}
+        for t in tasks:
+            for sid, off, ext, nbytes in {(r[0], tuple(r[1]), tuple(r[2]), r[3])
+                                          for r in t.args.get("gm_reads", ())}:
+                blocks[(sid, off, ext)] += 1
+                size[(sid, off, ext)] = nbytes
+        total = sum(n * size[b] for b, n in blocks.items())
+        repeats = max(blocks.values(), default=0)
+        factor = next((f for f in L1_FACTORS
+                       if f <= repeats and len(tasks) / f >= c.n_aic / 2), None)
+        if factor is None or not total:
+            continue
+        saved = sum((n - math.ceil(n / factor)) * size[b] for b, n in blocks.items())
+        if saved < SIGNIFICANT * total:
+            continue
+        per_lane = sum(t.dur for t in tasks) / len({t.lane for t in tasks})
+        found.append((saved, key, tasks, factor, total, repeats, per_lane * saved / total))
+    if not found:
+        return Advice("l1_reuse", knob, "ok",
+                      "no GM block loaded again by cube tasks that could merge without idling "
+                      "half the cube cores")
+    saved, key, tasks, factor, total, repeats, gain = max(found, key=lambda f: (f[0], f[1]))
+    order = _hashorder(tasks, "cube_l1_reuse")
+    names, count = _names(tasks)
+    evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} cube tasks load "
+                f"{total / 2**20:.2f} MiB from GM; blocks are loaded by up to {repeats} tasks",
+                f"merging {factor} per task saves about {saved / 2**20:.2f} MiB "
+                f"({_pct(saved, total):.0f}%) and leaves {math.ceil(len(tasks) / factor)} tasks "
+                f"for {c.n_aic} cube cores",
+                "gain assumes the tasks are bound by their GM->L1 loads (an upper bound)"]
+    return Advice("l1_reuse", knob, "advise",
+                  f"cube tasks of leaf {c.leaf_name.get(key, key)} load the same GM blocks "
+                  f"into L1 up to {repeats} times: set {knob}="
+                  f"{{{order if order is not None else -1}: {factor}}}",
+                  tuple(evidence), names, count,
+                  (min(t.start for t in tasks), max(t.end for t in tasks)), gain)
+
+
+def reduce_split(c: _Ctx) -> Advice:
+    """Vector tasks that each combine k isomorphic partial tasks feeding only them: the
+    partials of a split reduce axis travelling through GM to a combine task."""
+    knob = "set_vec_tile_shapes"
+    pairs = [(f.src, f.dst) for f in c.data.flows if f.src is not None and f.dst is not None]
+    if not pairs and c.data.generator.startswith("openpto"):
+        return Advice("reduce_split", knob, "ok", "no dependencies between tasks")
+    if not pairs:       # PyPTO's files always carry flows; without them fan-in is invisible
+        return Advice("reduce_split", knob, "no-info", "not enough information: the trace has "
+                      "no dependency flows, so fan-in between tasks is not visible")
+    succs: dict[int, set[int]] = defaultdict(set)
+    preds: dict[int, set[int]] = defaultdict(set)
+    for s, d in pairs:
+        succs[s].add(d)
+        preds[d].add(s)
+    tasks, vec = c.data.tasks, {t.index for t in c.cores if c.kind[t.lane] == "aiv"}
+    combines = []
+    for d in sorted(preds):
+        if d not in vec:
+            continue
+        by_leaf: dict[str, list[int]] = defaultdict(list)
+        for p in preds[d]:
+            if p in vec and succs[p] == {d}:
+                by_leaf[leaf_of(tasks[p])[0]].append(p)
+        parts = max(by_leaf.values(), key=len, default=[])
+        if len(parts) >= 2:
+            combines.append((d, parts))
+    if not combines:
+        return Advice("reduce_split", knob, "ok",
+                      "no vector task combines partials produced only for it")
+    latency = [tasks[d].start - max(tasks[p].end for p in ps) for d, ps in combines]
+    on_path = {s.task for s in c.a.critical_path.steps}
+    gain = sum(tasks[d].dur + lat for (d, _), lat in zip(combines, latency) if d in on_path)
+    d0, p0 = combines[0]
+    consumer = [tasks[d] for d, _ in combines]
+    names, count = _names(consumer)
+    evidence = [f"{len(combines)} combine task(s) (leaf {leaf_of(tasks[d0])[1]}) each wait for "
+                f"{len(p0)} partial task(s) (leaf {leaf_of(tasks[p0[0]])[1]}) made only for it",
+                f"partial -> combine latency {sum(latency) / len(latency):.3f} us on average; "
+                f"combine tasks take {sum(t.dur for t in consumer):.3f} us in all",
+                "if these partials come from splitting a reduce axis across tiles, make the "
+                "tile cover the whole reduce axis so the reduction stays in one subgraph"]
+    return Advice("reduce_split", knob, "advise",
+                  f"{len(combines)} vector task(s) combine partials from {len(p0)} isomorphic "
+                  f"tasks through GM: don't split the reduce axis (keep it whole in the "
+                  f"TileShape)", tuple(evidence), names, count,
+                  (min(t.start for t in consumer), max(t.end for t in consumer)), gain)
+
+
+def root_instances(c: _Ctx) -> Advice:
+    """Many root instances (loop iterations) with little work each: every instance costs the
+    control AICPU a build and the scheduler its tasks' dispatch."""
+    knob = "unroll_list"
+    inst: dict[Any, list[TaskEvent]] = defaultdict(list)
+    for t in c.cores:
+        inst[instance_of(t)].append(t)
+    if len(inst) < MIN_INSTANCES:
+        return Advice("root_instances", knob, "ok", f"{len(inst)} root instance(s)")
+    busy = sorted(sum(t.dur for t in ts) for ts in inst.values())
+    tiny = sum(b < SMALL_TASK_US for b in busy)
+    median = busy[len(busy) // 2]
+    if tiny < 0.75 * len(inst):
+        return Advice("root_instances", knob, "ok",
+                      f"{len(inst)} root instances of {median:.2f} us of work (median)")
+    builds = [e for e in c.data.aicpu if e.name.startswith("build window")]
+    build = sum(e.dur for e in builds)
+    evidence = [f"{len(inst)} root instances, {tiny} with under {SMALL_TASK_US:g} us of task "
+                f"work (median {median:.2f} us, "
+                f"{sum(map(len, inst.values())) / len(inst):.1f} tasks each)"]
+    gain = None
+    if builds:
+        each = build / len(inst)
+        gain = each * len(inst) * 3 / 4
+        evidence.append(f"the control AICPU spent {build:.2f} us building them ({each:.3f} us "
+                        f"each); 4 bodies per instance would save about {gain:.2f} us of it")
+    else:
+        evidence.append("per-instance AICPU cost is not in the trace (no AICPU lanes)")
+    tasks = [t for ts in inst.values() for t in ts]
+    names, count = _names(tasks)
+    return Advice("root_instances", knob, "advise",
+                  f"{len(inst)} tiny root instances: loop over a static axis with a Python "
+                  f"for (one instance), take a bigger view per iteration, merge loops, or "
+                  f"pypto.loop(..., unroll_list=[4])", tuple(evidence), names, count,
+                  (min(t.start for t in tasks), max(t.end for t in tasks)), gain)
+
+
+RULES: tuple[Callable[[_Ctx], Advice], ...] = (
+    stitch, tile_shape, vec_nbuffer, l1_reuse, reduce_split, root_instances)
+
+
+def advise(data: SwimlaneData, analysis: Analysis) -> list[Advice]:
+    """Every rule's finding on `data`, in `RULES` order."""
+    ctx = _Ctx(data, analysis)
+    return [rule(ctx) for rule in RULES]
+
+
+def format_advice(advice: tuple[Advice, ...] | list[Advice]) -> str:
+    """Advice for people: what to change first, then what could not be checked."""
+    out = ["Advice"]
+    todo = sorted((a for a in advice if a.status == "advise"),
+                  key=lambda a: -(a.gain_us or 0.0))
+    if not todo:
+        out.append("  nothing to change found")
+    for a in todo:
+        out.append(f"  * [{a.knob}] {a.summary}")
+        out += [f"      - {e}" for e in a.evidence]
+        if a.time_range:
+            out.append(f"      time range: {a.time_range[0]:.3f} -> {a.time_range[1]:.3f} us; "
+                       f"{a.task_count} task(s), e.g. {', '.join(a.tasks[:3])}")
+        if a.gain_us is not None:
+            out.append(f"      expected gain: up to ~{a.gain_us:.2f} us")
+    for status, title in (("no-info", "Not enough information"), ("ok", "Checked, fine")):
+        rows = [a for a in advice if a.status == status]
+        if rows:
+            out.append(title)
+            out += [f"  - [{a.knob}] {a.rule}: {a.summary}" for a in rows]
+    return "\n".join(out)

@@ -1,0 +1,322 @@
+"""`pypto-toolkit analyze TRACE`: where the time of one run went, and what to change.
+
+Takes a parsed swimlane (ours or PyPTO's) → an `Analysis`: the span and utilisation PyPTO
+prints, per-core busy / idle with the bubbles before tasks split into waiting-for-schedule and
+waiting-for-predecessor (`profiling.reports`, which reproduces PyPTO's bubble_analysis.log),
+the critical path, per-leaf statistics, and the advisor's findings (`toolkit.advisor`).
+Keeps: every number is computed from the trace alone, in time linear in the tasks up to a
+sort, and `--json` output has a fixed schema (`SCHEMA`) with sorted, rounded values.
+
+The critical path is the chain that decided when the run ended: start at the AIC/AIV task
+that ends last and repeatedly step to the predecessor that finished last - a dependency flow's
+source or the previous task on the same lane (the core was busy). Its busy share of the span
+says how much of the run is work on that chain; the rest is waiting along it (dispatch,
+scheduling, stitch windows). Without flows in the trace the chain is lane order only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from pypto.profiling.reports import bubbles_from_swimlane
+from pypto.profiling.swimlane import SwimlaneData, TaskEvent, summarize
+from pypto.toolkit import advisor, trace
+from pypto.toolkit.identity import instance_of, leaf_of, window_of
+
+SCHEMA = "openpto.analyze/1"
+CORE_KINDS = ("aic", "aiv")
+_PATH_SHOWN = 12                # critical-path steps printed in text (head and tail)
+
+
+@dataclass(frozen=True)
+class LaneStats:
+    """One core lane over the span (us)."""
+
+    lane: str
+    kind: str
+    tasks: int
+    busy: float
+    idle: float                 # span - busy
+    wait_schedule: float        # ready but not started (dispatch, scheduler, window build)
+    wait_predecessor: float     # not started because a predecessor was still running
+
+
+@dataclass(frozen=True)
+class LeafStats:
+    """The tasks of one leaf function (isomorphic tasks), us."""
+
+    key: str
+    name: str
+    core: str
+    tasks: int
+    lanes: int
+    total: float
+    mean: float
+    min: float
+    max: float
+    share_pct: float            # of all task busy time
+    first_start: float
+    last_end: float
+
+
+@dataclass(frozen=True)
+class PathStep:
+    task: int                   # index into SwimlaneData.tasks
+    name: str
+    lane: str
+    start: float
+    end: float
+    via: str                    # how the previous step leads here: "flow", "lane" ("" first)
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    basis: str                  # "flows and lane order" or "lane order only (...)"
+    steps: tuple[PathStep, ...]
+    start: float
+    end: float
+    busy: float
+    wait: float
+    span_share_pct: float       # (end - start) / span
+    busy_share_pct: float       # busy / span
+
+
+@dataclass(frozen=True)
+class Analysis:
+    source: str
+    generator: str
+    span_start: float
+    span_end: float
+    tasks: dict[str, int]       # by lane kind, plus "total"
+    flows: int
+    windows: int
+    instances: int
+    utilization_pct: dict[str, float]   # "all" (PyPTO's formula), "aic", "aiv"
+    lanes: tuple[LaneStats, ...]
+    leaves: tuple[LeafStats, ...]
+    critical_path: CriticalPath
+    advice: tuple[advisor.Advice, ...]
+
+    @property
+    def span(self) -> float:
+        return self.span_end - self.span_start
+
+
+# ----------------------------------------------------------------------------------------------
+# the analysis
+# ----------------------------------------------------------------------------------------------
+
+def analyze(data: SwimlaneData, source: str = "") -> Analysis:
+    """Everything `pypto-toolkit analyze` reports about `data`."""
+    cores = [t for t in data.tasks if data.lanes[t.lane].kind in CORE_KINDS]
+    start = min((t.start for t in cores), default=0.0)
+    end = max((t.end for t in cores), default=0.0)
+    span = end - start
+    kinds = Counter(data.lanes[t.lane].kind for t in data.tasks)
+    util = {"all": summarize(data).utilization_pct}
+    for kind in CORE_KINDS:
+        n = len(data.lanes_of(kind))
+        busy = sum(t.dur for t in cores if data.lanes[t.lane].kind == kind)
+        util[kind] = 100.0 * busy / (n * span) if n and span > 0 else 0.0
+    partial = Analysis(
+        source, data.generator, start, end,
+        {**dict(sorted(kinds.items())), "total": len(data.tasks)},
+        sum(f.src is not None and f.dst is not None for f in data.flows),
+        len({window_of(t) for t in cores}), len({instance_of(t) for t in cores}), util,
+        lane_stats(data, span), leaf_stats(data), critical_path(data, span), ())
+    return replace(partial, advice=tuple(advisor.advise(data, partial)))
+
+
+def lane_stats(data: SwimlaneData, span: float) -> tuple[LaneStats, ...]:
+    """Busy / idle / bubbles of every AIC, AIV and HUB lane, in lane order."""
+    kind = {ln.name: ln.kind for ln in data.lanes.values()}
+    return tuple(LaneStats(b.lane, kind[b.lane], b.task_count, b.busy, max(0.0, span - b.busy),
+                           b.wait_schedule, b.wait_predecessor)
+                 for b in bubbles_from_swimlane(data) if kind[b.lane] in CORE_KINDS + ("hub",))
+
+
+def leaf_stats(data: SwimlaneData) -> tuple[LeafStats, ...]:
+    """Per-leaf counts and durations, the heaviest leaf first."""
+    groups: dict[str, list[TaskEvent]] = defaultdict(list)
+    names: dict[str, str] = {}
+    for t in data.tasks:
+        key, name = leaf_of(t)
+        groups[key].append(t)
+        names.setdefault(key, name)
+    busy = sum(t.dur for t in data.tasks)
+    out = []
+    for key, tasks in groups.items():
+        durs = [t.dur for t in tasks]
+        core = Counter(data.lanes[t.lane].kind for t in tasks).most_common(1)[0][0]
+        out.append(LeafStats(key, names[key], core.upper(), len(tasks),
+                             len({t.lane for t in tasks}), sum(durs), sum(durs) / len(durs),
+                             min(durs), max(durs), 100.0 * sum(durs) / busy if busy else 0.0,
+                             min(t.start for t in tasks), max(t.end for t in tasks)))
+    return tuple(sorted(out, key=lambda s: (-s.total, s.key)))
+
+
+def critical_path(data: SwimlaneData, span: float) -> CriticalPath:
+    """The last-arrival chain ending at the last AIC/AIV task (see the module docstring)."""
+    tasks = data.tasks
+    lane_prev: dict[int, int] = {}
+    by_lane: dict[int, list[TaskEvent]] = defaultdict(list)
+    for t in tasks:
+        by_lane[t.lane].append(t)
+    for lst in by_lane.values():
+        lst.sort(key=lambda t: (t.start, t.index))
+        for a, b in zip(lst, lst[1:]):
+            lane_prev[b.index] = a.index
+    preds = data.preds()
+    basis = "flows and lane order" if preds else \
+        "lane order only (the trace has no dependency flows)"
+    cores = [t for t in tasks if data.lanes[t.lane].kind in CORE_KINDS]
+    if not cores:
+        return CriticalPath(basis, (), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    cur = max(cores, key=lambda t: (t.end, -t.index))
+    # (task, how the chain's previous task leads to it: "flow" / "lane"), built backwards
+    chain, seen = [(cur, "")], {cur.index}
+    while True:
+        cands = [(tasks[p], "flow") for p in preds.get(cur.index, ())]
+        if cur.index in lane_prev:
+            cands.append((tasks[lane_prev[cur.index]], "lane"))
+        cands = [(t, via) for t, via in cands if t.index not in seen and t.start <= cur.start]
+        if not cands:
+            break
+        # the predecessor that finished last held this task back; a flow wins a tie
+        cur, via = max(cands, key=lambda c: (c[0].end, c[1] == "flow", -c[0].index))
+        chain[-1] = (chain[-1][0], via)
+        chain.append((cur, ""))
+        seen.add(cur.index)
+    chain.reverse()
+    steps = tuple(PathStep(t.index, t.name, data.lanes[t.lane].name, t.start, t.end, via)
+                  for t, via in chain)
+    busy = sum(s.end - s.start for s in steps)
+    wait = sum(max(0.0, b.start - a.end) for a, b in zip(steps, steps[1:]))
+    first, last = steps[0].start, steps[-1].end
+
+    def share(x: float) -> float:
+        return 100.0 * x / span if span > 0 else 0.0
+    # HUB tasks before the first AIC/AIV task may head the chain: the span share is clipped
+    return CriticalPath(basis, steps, first, last, busy, wait,
+                        share(last - max(first, last - span)), share(busy))
+
+
+# ----------------------------------------------------------------------------------------------
+# output
+# ----------------------------------------------------------------------------------------------
+
+def rounded(value: Any) -> Any:
+    """`value` with floats rounded to 1e-6, so JSON output does not flicker in the last bits."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {str(k): rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v) for v in value]
+    return value
+
+
+def to_json(a: Analysis) -> dict[str, Any]:
+    """The machine-readable report (`--json`): fixed keys, floats rounded to 1e-6 us."""
+    return rounded({
+        "schema": SCHEMA, "source": a.source, "generator": a.generator,
+        "span": {"start_us": a.span_start, "end_us": a.span_end, "us": a.span},
+        "tasks": a.tasks, "flows": a.flows, "windows": a.windows, "instances": a.instances,
+        "utilization_pct": a.utilization_pct,
+        "lanes": [asdict(ln) for ln in a.lanes],
+        "leaves": [asdict(lf) for lf in a.leaves],
+        "critical_path": {**{k: v for k, v in asdict(a.critical_path).items() if k != "steps"},
+                          "tasks": len(a.critical_path.steps),
+                          "steps": [asdict(s) for s in a.critical_path.steps]},
+        "advice": [adv.to_json() for adv in a.advice],
+    })
+
+
+def _lane_ranges(names: list[str]) -> str:
+    """"AIC_1..AIC_24, AIV_30" for a list of lane names (consecutive numbers folded)."""
+    runs: list[list] = []
+    for name in names:
+        head, _, num = name.rpartition("_")
+        if runs and num.isdigit() and runs[-1][0] == head and runs[-1][2] + 1 == int(num):
+            runs[-1][2] = int(num)
+        else:
+            runs.append([head, int(num) if num.isdigit() else None, int(num) if num.isdigit()
+                         else None, name])
+    return ", ".join(r[3] if r[1] is None or r[1] == r[2] else f"{r[0]}_{r[1]}..{r[0]}_{r[2]}"
+                     for r in runs)
+
+
+def text_table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    """Aligned text columns: the first left-aligned, numbers (3 decimals) right-aligned."""
+    cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(r, widths))) for r in cells]
+
+
+def format_text(a: Analysis) -> str:
+    """The report a person reads."""
+    out = [f"Analysis of {a.source}" if a.source else "Analysis", f"  generator: {a.generator}"]
+    kinds = ", ".join(f"{k.upper()} {n}" for k, n in a.tasks.items() if k != "total")
+    u = a.utilization_pct
+    out += [f"  span (AIC/AIV, PyPTO's AICore End-to-End): {a.span:.3f} us "
+            f"({a.span_start:.3f} -> {a.span_end:.3f})",
+            f"  tasks: {a.tasks['total']} ({kinds}); {a.flows} dependency flows; "
+            f"{a.windows} stitch window(s), {a.instances} root instance(s)",
+            f"  AICore utilisation: {u['all']:.2f}% (AIC {u['aic']:.2f}%, AIV {u['aiv']:.2f}%)",
+            "", "Cores (us over the span; bubbles before tasks split by cause)"]
+    used = [ln for ln in a.lanes if ln.tasks]
+    by_kind = []
+    for kind in ("aic", "aiv", "hub"):
+        lanes = [ln for ln in a.lanes if ln.kind == kind]
+        if lanes:
+            busy = [ln for ln in lanes if ln.tasks]
+            by_kind.append([kind.upper(), f"{len(busy)}/{len(lanes)}",
+                            sum(ln.busy for ln in lanes), sum(ln.idle for ln in busy),
+                            sum(ln.wait_schedule for ln in lanes),
+                            sum(ln.wait_predecessor for ln in lanes)])
+    out += text_table(["kind", "used", "busy", "idle(used)", "wait-schedule",
+                       "wait-predecessor"], by_kind)
+    out.append("")
+    out += text_table(["lane", "tasks", "busy", "idle", "util%", "wait-schedule",
+                       "wait-predecessor"],
+                      [[ln.lane, ln.tasks, ln.busy, ln.idle,
+                        f"{100.0 * ln.busy / a.span:.1f}" if a.span > 0 else "-",
+                        ln.wait_schedule, ln.wait_predecessor] for ln in used])
+    idle = [ln.lane for ln in a.lanes if not ln.tasks]
+    if idle:
+        out.append(f"  idle lanes: {_lane_ranges(idle)}")
+    cp = a.critical_path
+    out += ["", f"Critical path ({cp.basis}): {len(cp.steps)} tasks, {cp.start:.3f} -> "
+                f"{cp.end:.3f} us = {cp.span_share_pct:.1f}% of the span; busy {cp.busy:.3f} us "
+                f"({cp.busy_share_pct:.1f}%), waiting {cp.wait:.3f} us"]
+    rows = [[s.name, s.lane, s.start, s.end, s.via or "-"] for s in cp.steps]
+    if len(rows) > _PATH_SHOWN:
+        half = _PATH_SHOWN // 2
+        rows = rows[:half] + [[f"... {len(rows) - 2 * half} more", "", "", "", ""]] + rows[-half:]
+    out += text_table(["task", "lane", "start", "end", "via"], rows)
+    out += ["", "Leaves (isomorphic tasks; us)"]
+    out += text_table(["leaf", "core", "tasks", "lanes", "total", "mean", "min", "max", "share%"],
+                       [[lf.name, lf.core, lf.tasks, lf.lanes, lf.total, lf.mean, lf.min, lf.max,
+                         f"{lf.share_pct:.1f}"] for lf in a.leaves])
+    out += ["", advisor.format_advice(a.advice)]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", help="merged_swimlane.json (ours or PyPTO's) or a run folder")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    a = analyze(trace.load(args.trace), str(args.trace))
+    if args.json:
+        json.dump(to_json(a), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_text(a))
+    return 0
