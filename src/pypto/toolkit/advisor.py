@@ -92,12 +92,12 @@ def stitch(c: _Ctx) -> Advice:
     """Wide gaps between stitch windows: each window boundary is a barrier the control AICPU
     pays for; more root instances per window means fewer boundaries."""
     knob = "stitch_function_max_num"
-    wins: dict[Any, list] = {}
+    groups: dict[Any, list[TaskEvent]] = defaultdict(list)
     for t in c.cores:
-        w = wins.setdefault(window_of(t), [t, t, set()])
-        w[0] = min(w[0], t, key=lambda x: (x.start, x.index))
-        w[1] = max(w[1], t, key=lambda x: (x.end, -x.index))
-        w[2].add(instance_of(t))
+        groups[window_of(t)].append(t)
+    # window -> [first task, last task, root instances]
+    wins = {w: [min(ts, key=lambda x: (x.start, x.index)), max(ts, key=lambda x: (x.end, -x.index)),
+                {instance_of(t) for t in ts}] for w, ts in groups.items()}
     if len(wins) < 2:
         return Advice("stitch", knob, "ok", f"{len(wins)} stitch window: no window boundaries")
     order = sorted(wins.values(), key=lambda w: w[0].start)
