@@ -108,8 +108,10 @@ function reveal(i) {
   requestDraw();
 }
 
+// dim everything outside the selection's dependency cone (if it has one), else outside the
+// graph tab's highlight
 function updateMark() {
-  S.mark = S.cone ? S.cone.mark : S.graphMark;
+  S.mark = S.cone && S.cone.edges.length ? S.cone.mark : S.graphMark;
   requestDraw();
 }
 
