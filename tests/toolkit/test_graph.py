@@ -1,73 +1,20 @@
 """`pypto-toolkit graph`: the page model against the dumps it reads, the diff, the command.
 
-The browser tests (headless Chromium, see `browser` below) live in test_graph_page.py; this
-module checks the Python side, which the page only draws.
+The browser tests (headless Chromium) live in test_graph_page.py; this module checks the
+Python side, which the page only draws.
 """
 import glob
 import json
 import os
 
 import pytest
-import torch
 
-import pypto
+from _graph_runs import run_exp_add, run_matmul_exp, run_softmax
 from pypto.toolkit import graph
 from pypto.toolkit.errors import ToolkitError
 from pypto.toolkit.graphview.diff import diff_runs
 from pypto.toolkit.graphview.model import load_run
 from pypto.toolkit.graphview.tasks import task_index
-
-DEBUG = {"runtime_debug_mode": 1, "compile_debug_mode": 1}
-
-
-def run_softmax() -> str:
-    """The softmax example's kernel (dynamic batch, tile (1,4,1,64)) on a batch of 4."""
-    @pypto.frontend.jit(debug_options=DEBUG)
-    def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
-                       y: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(1, 4, 1, 64)
-        for i in pypto.loop(x.shape[0], name="LOOP_B", idx_name="i"):
-            row = x[i:i + 1, ...]
-            e = pypto.exp(pypto.sub(row, pypto.amax(row, dim=-1, keepdim=True)))
-            y[i:, ...] = pypto.div(e, pypto.sum(e, dim=-1, keepdim=True))
-
-    softmax_kernel(torch.rand(4, 32, 1, 256), torch.zeros(4, 32, 1, 256))
-    return _latest()
-
-
-def run_matmul_exp() -> str:
-    """A cube op feeding vector ops: AIC and AIV leaves in one root."""
-    @pypto.frontend.jit(debug_options=DEBUG)
-    def mm_exp(a: pypto.Tensor([256, 256], pypto.DT_FP16),
-               b: pypto.Tensor([256, 256], pypto.DT_FP16),
-               y: pypto.Tensor([256, 256], pypto.DT_FP32)):
-        pypto.set_cube_tile_shapes([128, 128], [64, 256], [256, 256])
-        c = pypto.matmul(a, b, pypto.DT_FP32)
-        pypto.set_vec_tile_shapes(64, 256)
-        y[:] = pypto.exp(c) + 1.0
-
-    mm_exp(torch.rand(256, 256, dtype=torch.float16), torch.rand(256, 256, dtype=torch.float16),
-           torch.zeros(256, 256))
-    return _latest()
-
-
-def run_exp_add(add_tile: tuple[int, int]) -> str:
-    """compiler_runtime.md §6.3 S17: exp with tile (32,512), then +1 with `add_tile`."""
-    @pypto.frontend.jit(debug_options=DEBUG)
-    def exp_add(x: pypto.Tensor([128, 1024], pypto.DT_FP32),
-                y: pypto.Tensor([128, 1024], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(32, 512)
-        e = pypto.exp(x)
-        pypto.set_vec_tile_shapes(*add_tile)
-        y[:] = e + 1.0
-
-    exp_add(torch.rand(128, 1024), torch.zeros(128, 1024))
-    return _latest()
-
-
-def _latest() -> str:
-    return max(glob.glob(os.path.join("output", "output_*")), key=os.path.getmtime)
-
 
 def dumps(directory: str, prefix: str) -> list[dict]:
     return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(directory, prefix + "*")))]
@@ -186,7 +133,7 @@ def test_source_option_embeds_the_kernel_file():
 
 def test_user_errors_name_the_path():
     os.makedirs("empty")
-    with pytest.raises(ToolkitError, match="^empty: no graph dumps"):
+    with pytest.raises(ToolkitError, match="^empty: no compile dumps"):
         graph.run(_args("empty"))
     with pytest.raises(ToolkitError, match="^missing: no such run folder"):
         graph.run(_args("missing"))

@@ -2,7 +2,8 @@
 
 Takes two `model.load_run` results (A = before, B = after) → the same records with `diff` set
 on nodes and edges (`removed` in A; `added` in B; `changed` on both sides of a match whose
-`sig` differs; unset when equal) and a `diff` count per graph. Roots pair by name, leaves by
+`sig` differs; unset when equal), `twin` (the matched node's id in the other run) and a `diff`
+count per graph. Roots pair by name, leaves by
 index. Nodes pair by `key` (content, not ids, so an edited kernel still lines up); call ops,
 which are subgraphs, pair by their member tile ops instead: equal members are the same
 subgraph, and two subgraphs of which the smaller shares at least half of its members with the
@@ -56,6 +57,7 @@ def diff_graphs(a: Graph | None, b: Graph | None) -> None:
     pairs = _pair_subgraphs(a, b) if a["level"] == "execute" else _pair_by_key(a, b)
     counts = {"added": 0, "removed": 0, "changed": 0, "same": 0}
     for na, nb in pairs:
+        na["twin"], nb["twin"] = nb["id"], na["id"]
         if na["sig"] == nb["sig"] and na["key"] == nb["key"]:
             counts["same"] += 1
             continue

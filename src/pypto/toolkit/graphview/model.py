@@ -317,7 +317,7 @@ def load_run(directory: str) -> dict[str, Any]:
         elif d.get("graph_type") == "BLOCK":
             by_root[d["root"]].setdefault("blocks", []).append(d)
     if not by_root:
-        raise ToolkitError(f"{directory}: no graph dumps (Before_004_ExpandFunction_*.json); run "
+        raise ToolkitError(f"{directory}: no compile dumps (Before_*.json, After_*.json); run "
                            "the kernel with debug_options={'compile_debug_mode': 1}")
     order = _root_order(directory)
     names = sorted(by_root, key=lambda n: (order.get(n, len(order)), n))

@@ -95,7 +95,7 @@
     } else if (total <= MAX_RENDER) {
       ids = new Set(p.vg.nodes.map((n) => n.id));
     } else {
-      const seeds = S.hits.filter((id) => p.vg.byId.has(id)).slice(0, 50);
+      const seeds = S.hits.filter((id) => p.vg.byId.has(id)).slice(0, NEIGHBOURHOOD);
       if (S.selected && p.vg.byId.has(S.selected.id)) seeds.unshift(S.selected.id);
       ids = GraphAlgo.neighbourhood(p.vg, seeds, RADIUS, NEIGHBOURHOOD);
       why = seeds.length ? `the neighbourhood of ${seeds.length} searched/selected node(s)`
@@ -223,7 +223,7 @@
 
   // ---- selection -----------------------------------------------------------------------------
 
-  // Selects node `id` of pane `pi`; in a diff the node with the same key is marked in the other
+  // Selects node `id` of pane `pi`; in a diff its matched twin is marked in the other
   // pane. `fromUser`: tell the swimlane viewer (when embedded) which tasks executed it.
   function select(id, pi = 0, fromUser = false) {
     const p = panes[pi];
@@ -239,10 +239,7 @@
 
   function twinOf(pi, id) {
     const node = panes[pi].vg && panes[pi].vg.byId.get(id);
-    const other = panes[1 - pi];
-    if (!node || !other || !other.vg || node.tensor) return null;
-    const twin = other.vg.nodes.find((n) => !n.tensor && n.key === node.key);
-    return twin ? twin.id : null;
+    return (node && node.twin) || null;
   }
 
   function markSelection() {
