@@ -26,10 +26,14 @@ import itertools
 from collections import defaultdict, deque
 
 import numpy as np
+from numpy import greater_equal as _greater_equal
+from numpy._core.multiarray import count_nonzero as _count_nonzero
 
-from pypto.machine.cost import TaskTimer
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
 from pypto.machine.spec import MachineSpec
+
+
+_NEVER = -(2**62)   # the stamp of a line never touched
 
 
 class _L2:
@@ -45,49 +49,79 @@ class _L2:
         self.max_lines = max(1, int(capacity // line))
         self.clock = 0
         self.stamps: dict[int, np.ndarray] = {}
+        self.untouched: dict[int, int] = {}   # per storage: lines from here on never touched
 
-    def touch(self, storage: int, offs: tuple[int, ...], ext: tuple[int, ...],
-              shape: tuple[int, ...], itemsize: float) -> tuple[int, int]:
-        """Access a box; returns (lines that hit, lines touched)."""
-        stamps = self.stamps.get(storage)
-        if stamps is None:
-            numel = 1
-            for d in shape:
-                numel *= d
-            stamps = self.stamps[storage] = np.full(int(numel * itemsize) // self.line + 1,
-                                                    -(2**62), dtype=np.int64)
+    def access(self, accs: list, layouts: list, uncached: frozenset) -> tuple[float, int, int,
+                                                                                bool]:
+        """Access boxes in order, NONE_CACHEABLE storages (`uncached`) bypassing L2; returns
+        (bytes of all the boxes, lines that hit, lines touched, whether any box was cached).
+        NOTE: one call per task's reads (or writes), not per box: the per-call overhead was a
+        third of the L2 model's cost."""
+        nbytes = 0.0
         hit = total = 0
-        line, clock = self.line, self.clock
-        max_lines = self.max_lines
-        if len(ext) == len(shape) and ext.count(1) - (ext[-1] == 1) == len(ext) - 1:
-            # NOTE: fast path: one partial row is one contiguous run
-            start = 0
-            for o, d in zip(offs, shape):
-                start = start * d + o
-            runs = ((start, ext[-1]),)
-        else:
-            runs = _segments(offs, ext, shape)
-        for start, length in runs:
-            first = int(start * itemsize) // line
-            last = int((start + length) * itemsize - 1) // line
-            if last >= len(stamps):  # an alias with a bigger shape: grow
-                grown = np.full(last + 1, -(2**62), dtype=np.int64)
-                grown[:len(stamps)] = stamps
-                stamps = self.stamps[storage] = grown
-            n = last + 1 - first
-            threshold = clock - max_lines
-            if n == 1:
-                hit += stamps[first] >= threshold
-                clock += 1
-                stamps[first] = clock
+        cached = False
+        line, max_lines, all_stamps = self.line, self.max_lines, self.stamps
+        untouched = self.untouched
+        clock = self.clock
+        for (storage, offs, ext), (shape, itemsize) in zip(accs, layouts):
+            n = 1
+            for e in ext:
+                n *= e
+            nbytes += n * itemsize
+            if storage in uncached:
+                continue
+            cached = True
+            stamps = all_stamps.get(storage)
+            if stamps is None:
+                numel = 1
+                for d in shape:
+                    numel *= d
+                stamps = all_stamps[storage] = np.full(int(numel * itemsize) // line + 1,
+                                                       _NEVER, dtype=np.int64)
+                untouched[storage] = 0
+            if len(ext) == len(shape) and ext.count(1) - (ext[-1] == 1) == len(ext) - 1:
+                # NOTE: fast path: one partial row is one contiguous run
+                start = 0
+                for o, d in zip(offs, shape):
+                    start = start * d + o
+                runs = ((start, ext[-1]),)
             else:
-                window = stamps[first:last + 1]
-                hit += int(np.count_nonzero(window >= threshold))
-                clock += n
-                window.fill(clock)
-            total += n
+                runs = _segments(offs, ext, shape)
+            for start, length in runs:
+                first = int(start * itemsize) // line
+                last = int((start + length) * itemsize - 1) // line
+                if last >= len(stamps):
+                    stamps = self._grow(storage, last)
+                n = last + 1 - first
+                if first >= untouched[storage]:
+                    # NOTE: lines past the highest one touched so far are all misses; a
+                    # streaming read skips the comparison
+                    untouched[storage] = last + 1
+                    clock += n
+                    stamps[first:last + 1] = clock
+                elif n == 1:
+                    if stamps[first] >= clock - max_lines:
+                        hit += 1
+                    clock += 1
+                    stamps[first] = clock
+                else:
+                    window = stamps[first:last + 1]
+                    hit += int(_count_nonzero(_greater_equal(window, clock - max_lines)))
+                    clock += n
+                    window.fill(clock)
+                    if last >= untouched[storage]:
+                        untouched[storage] = last + 1
+                total += n
         self.clock = clock
-        return hit, total
+        return nbytes, hit, total, cached
+
+    def _grow(self, storage: int, last: int) -> np.ndarray:
+        """An alias with a bigger shape than the storage's first access: grow its stamps."""
+        stamps = self.stamps[storage]
+        grown = np.full(last + 1, _NEVER, dtype=np.int64)
+        grown[:len(stamps)] = stamps
+        self.stamps[storage] = grown
+        return grown
 
 
 def _segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...]):
@@ -119,14 +153,24 @@ class Simulator:
         self.l2 = _L2(spec.memory["l2_capacity"], int(spec.memory["l2_line"]))
         self.aicpu: list[AicpuRun] = []
         dma, mem = spec.dma, spec.memory
-        self._bw = {"AIC": (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"]),
-                    "AIV": (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"])}
+        task = spec.task
+        # per core type: (in bw, out bw, head, first-load latency, last-store latency, L1->L0
+        # bw or 0 for a vector core): machine.cost.TaskTimer's constants
+        self._consts = {
+            "AIC": (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"], task["head_cycles_aic"],
+                    dma["gm_to_l1"]["latency"], dma["l0c_to_gm"]["latency"],
+                    dma["l1_to_l0b"]["bw"]),
+            "AIV": (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"], task["head_cycles_aiv"],
+                    dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"], 0)}
         self._hbm = mem["hbm_bytes_per_cycle"]
-        self.timer = TaskTimer(spec)
         self._l2_bw = mem["l2_bytes_per_cycle"]
         self.runs: dict[int, TaskRun] = {}
         self._written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
-        self._last_work: dict[int, AicpuRun] = {}
+        # per scheduler thread: its last work record, that record's kind (1 resolve,
+        # 2 dispatch) and end, so back-to-back work of one kind extends one record
+        self._last_work: list[AicpuRun | None] = [None] * (self.threads + 1)
+        self._last_kind = [0] * (self.threads + 1)
+        self._last_end = [-1.0] * (self.threads + 1)
         self.flows: list[tuple[int, int]] = []
 
     def owner(self, core: str, index: int) -> int:
@@ -166,187 +210,231 @@ class Simulator:
         if not tasks:
             return start
         a = self.spec.aicpu
+        n_aic, n_aiv = self.spec.aic, self.spec.aiv
+        slots = self.slots
+        # NOTE: hot loop (~5 us per task at 1M tasks). Cores are integers g (AIC 0..n_aic-1,
+        # then AIV), core types are 0 (AIC) / 1 (AIV), everything per core is a list, and the
+        # event kind is in the sign of the task id (ready: ~tid), so no tuple keys are built.
+        base = (0, n_aic)
+        by_id: dict[int, SimTask] = {}
+        ttype: dict[int, int] = {}
         succ: dict[int, list[int]] = {}
-        remaining = {}
-        for t in tasks:
-            remaining[t.id] = len(t.preds)
-            for p in t.preds:
-                succ.setdefault(p, []).append(t.id)
-        by_id = {t.id: t for t in tasks}
-        cores = {"AIC": self.spec.aic, "AIV": self.spec.aiv}
-        free_at = {(c, i): start for c, n in cores.items() for i in range(n)}
-        slots_used = {k: 0 for k in free_at}
-        free_slots = {c: n * self.slots for c, n in cores.items()}  # NOTE: saturation fast path
-        # NOTE: cores with 0 / 1 used slots in heaps ordered like the linear rule (free_at, i);
-        # entries go stale when a core changes and are checked when popped.
-        open_heaps = {(c, used): [] for c in cores for used in (0, 1)}
-        for c, n in cores.items():
-            open_heaps[(c, 0)] = [(start, i) for i in range(n)]
-        thread_free = [start] * (self.threads + 1)
-        dispatched = [0] * (self.threads + 1)
-        ready: dict[str, deque] = {"AIC": deque(), "AIV": deque()}
-        producer_core: dict[int, int] = {}
-        ready_at: dict[int, float] = {}
-        running: list[float] = []   # end times of running tasks (heap)
+        remaining: dict[int, int] = {}
         events: list = []
+        roots: list = []   # ready at `start`: the first events, in order, without the heap
         seq = 0
         for t in tasks:
-            if remaining[t.id] == 0:
-                heapq.heappush(events, (start, seq, "ready", t.id))
+            tid = t.id
+            by_id[tid] = t
+            ttype[tid] = 0 if t.core == "AIC" else 1
+            preds = t.preds
+            remaining[tid] = len(preds)
+            for p in preds:
+                if p in succ:
+                    succ[p].append(tid)
+                else:
+                    succ[p] = [tid]
+            if not preds:
+                roots.append((start, seq, ~tid))
                 seq += 1
+        free_at = [start] * (n_aic + n_aiv)
+        slots_used = [0] * (n_aic + n_aiv)
+        free_slots = [n_aic * slots, n_aiv * slots]  # NOTE: saturation fast path
+        # NOTE: cores with `used` busy slots in heaps[type * slots + used], ordered like the
+        # linear rule (free_at, g); entries go stale when a core changes and are checked when
+        # popped.
+        heaps: list[list] = [[] for _ in range(2 * slots)]
+        heaps[0] = [(start, g) for g in range(n_aic)]
+        if slots:
+            heaps[slots] = [(start, g) for g in range(n_aic, n_aic + n_aiv)]
+        owner = [self.owner("AIC", i) for i in range(n_aic)] + \
+            [self.owner("AIV", i) for i in range(n_aiv)]
+        thread_free = [start] * (self.threads + 1)
+        dispatched = self._dispatched = [0] * (self.threads + 1)
+        ready = (deque(), deque())
+        producer_core: dict[int, int | None] = {}
+        ready_at: dict[int, float] = {}
+        core_of: dict[int, int] = {}
+        running: list[float] = []   # end times of running tasks (heap)
         end_of_window = start
-        # NOTE: hot loop: locals instead of attribute and dict lookups
-        owner = {(c, i): self.owner(c, i) for c, n in cores.items() for i in range(n)}
         resolve_cost = a["resolve_cycles_per_edge"]
         dispatch_cost = a["dispatch_cycles_per_task"]
         heappush, heappop = heapq.heappush, heapq.heappop
-        runs, flows, duration, work = self.runs, self.flows, self._duration, self._aicpu_work
+        runs, flows, duration = self.runs, self.flows, self._duration
+        aicpu_append = self.aicpu.append
+        last_work, last_kind, last_end = self._last_work, self._last_kind, self._last_end
         lifo, fair = bool(self.mode & 1), bool(self.mode & 2)
-        slots = self.slots
-        while events:
-            now, _, kind, tid = heappop(events)
-            if kind == "ready":
-                ready[by_id[tid].core].append(tid)
+        search = range(min(slots, 2))
+        for now, _, code in _event_order(roots, events):
+            if code < 0:  # ready
+                tid = ~code
+                ty = ttype[tid]
+                ready[ty].append(tid)
                 ready_at[tid] = now
             else:  # done
-                run = runs[tid]
-                key = (run.task.core, run.core_index)
-                slots_used[key] -= 1
-                free_slots[key[0]] += 1
-                heappush(open_heaps[(key[0], slots_used[key])], (free_at[key], key[1]))
+                g = core_of[code]
+                ty = 0 if g < n_aic else 1
+                used = slots_used[g] = slots_used[g] - 1
+                free_slots[ty] += 1
+                heappush(heaps[ty * slots + used], (free_at[g], g))
                 if now > end_of_window:
                     end_of_window = now
-                th = owner[key]
-                t0 = now if now > thread_free[th] else thread_free[th]
-                successors = succ.get(tid)
+                successors = succ.get(code)
                 if successors:
-                    thread_free[th] = t0 + resolve_cost * len(successors)
-                    work(th, "resolve", t0, thread_free[th], len(successors))
-                    for s in successors:
-                        flows.append((tid, s))
-                        remaining[s] -= 1
-                        # a producer on the other core type is no affinity target
-                        producer_core[s] = run.core_index if by_id[s].core == key[0] else None
-                        if remaining[s] == 0:
-                            heappush(events, (thread_free[th], seq, "ready", s))
-                            seq += 1
-            while running and running[0] <= now:
-                heappop(running)
-            # dispatch as much as possible at `now`
-            for core in ("AIC", "AIV"):
-                q = ready[core]
-                while q and free_slots[core]:
-                    preferred = producer_core.get(q[-1] if lifo else q[0])
-                    if fair:
-                        slot = self._pick_core(core, cores[core], slots_used, free_at,
-                                               dispatched, preferred)
+                    th = owner[g]
+                    t0 = thread_free[th]
+                    if now > t0:
+                        t0 = now
+                    n = len(successors)
+                    thread_free[th] = t1 = t0 + resolve_cost * n
+                    # scheduler-thread work: back-to-back work of one kind is one event
+                    if last_kind[th] == 1 and last_end[th] == t0:
+                        last = last_work[th]
+                        last.end = t1
+                        last.args["count"] += n
                     else:
-                        slot = self._take_core(core, open_heaps, slots_used, free_at,
-                                               preferred)
-                    if slot is None:
-                        break
-                    tid = q.pop() if lifo else q.popleft()
-                    task = by_id[tid]
-                    key = (core, slot)
-                    th = owner[key]
-                    d0 = now if now > thread_free[th] else thread_free[th]
-                    thread_free[th] = d1 = d0 + dispatch_cost
-                    dispatched[th] += 1
-                    work(th, "dispatch", d0, d1, 1)
-                    begin = d1 if d1 > free_at[key] else free_at[key]
-                    dur, hit, hbm = duration(task, len(running) + 1)
-                    end = begin + dur
-                    free_at[key] = end
-                    used = slots_used[key] = slots_used[key] + 1
-                    free_slots[core] -= 1
-                    if used < slots:
-                        heappush(open_heaps[(core, used)], (end, slot))
-                    heappush(running, end)
-                    runs[tid] = TaskRun(task, slot, begin, end, hit, hbm, ready_at[tid])
-                    heappush(events, (end, seq, "done", tid))
-                    seq += 1
+                        last_work[th] = last = AicpuRun(th, "resolve", t0, t1, {"count": n})
+                        aicpu_append(last)
+                        last_kind[th] = 1
+                    last_end[th] = t1
+                    for s in successors:
+                        flows.append((code, s))
+                        left = remaining[s] = remaining[s] - 1
+                        if lifo:  # a producer on the other core type is no affinity target
+                            producer_core[s] = g if ttype[s] == ty else None
+                        if left == 0:
+                            heappush(events, (t1, seq, ~s))
+                            seq += 1
+            # Dispatch as much as possible at `now`. NOTE: only the event's core type can
+            # dispatch: after every event each type has an empty queue or no free slot, and an
+            # event changes one type's queue or slots.
+            q = ready[ty]
+            if q and free_slots[ty]:
+                while running and running[0] <= now:
+                    heappop(running)
+            while q and free_slots[ty]:
+                preferred = producer_core.get(q[-1]) if lifo else None
+                if preferred is not None and slots_used[preferred] == 0:
+                    g = preferred
+                elif fair:
+                    g = self._pick_core(ty, slots_used, free_at, owner, dispatched)
+                else:  # the earliest free core with the fewest busy slots
+                    g = -1
+                    for used in search:
+                        heap = heaps[ty * slots + used]
+                        while heap:
+                            f, c = heappop(heap)
+                            if slots_used[c] == used and free_at[c] == f:
+                                g = c
+                                break
+                        if g >= 0:
+                            break
+                if g is None or g < 0:
+                    break
+                tid = q.pop() if lifo else q.popleft()
+                task = by_id[tid]
+                th = owner[g]
+                d0 = thread_free[th]
+                if now > d0:
+                    d0 = now
+                thread_free[th] = d1 = d0 + dispatch_cost
+                dispatched[th] += 1
+                if last_kind[th] == 2 and last_end[th] == d0:
+                    last = last_work[th]
+                    last.end = d1
+                    last.args["count"] += 1
+                else:
+                    last_work[th] = last = AicpuRun(th, "dispatch", d0, d1, {"count": 1})
+                    aicpu_append(last)
+                    last_kind[th] = 2
+                last_end[th] = d1
+                begin = free_at[g]
+                if d1 > begin:
+                    begin = d1
+                dur, hit, hbm = duration(task, len(running) + 1)
+                free_at[g] = end = begin + dur
+                used = slots_used[g] = slots_used[g] + 1
+                free_slots[ty] -= 1
+                if used < slots:
+                    heappush(heaps[ty * slots + used], (end, g))
+                heappush(running, end)
+                runs[tid] = TaskRun(task, g - base[ty], begin, end, hit, hbm, ready_at[tid])
+                core_of[tid] = g
+                heappush(events, (end, seq, tid))
+                seq += 1
         return end_of_window
 
-    def _aicpu_work(self, thread: int, kind: str, start: float, end: float, count: int) -> None:
-        """Record scheduler-thread work; back-to-back work of one kind on one thread becomes one
-        event (with a count), so the AICPU lanes stay readable and cheap at 100k tasks."""
-        last = self._last_work.get(thread)
-        if last is not None and last.name == kind and last.end == start:
-            last.end = end
-            last.args["count"] += count
-            return
-        run = AicpuRun(thread, kind, start, end, {"count": count})
-        self.aicpu.append(run)
-        self._last_work[thread] = run
-
-    def _take_core(self, core: str, heaps: dict, slots_used: dict, free_at: dict,
-                   preferred: int | None) -> int | None:
-        """_pick_core's rule for modes 0 and 1, through the open-slot heaps."""
-        if self.mode & 1 and preferred is not None and slots_used[(core, preferred)] == 0:
-            return preferred
-        for used in (0, 1):
-            if used >= self.slots:
-                break
-            heap = heaps[(core, used)]
-            while heap:
-                f, i = heapq.heappop(heap)
-                if slots_used[(core, i)] == used and free_at[(core, i)] == f:
-                    return i
-        return None
-
-    def _pick_core(self, core: str, n: int, slots_used: dict, free_at: dict,
-                   dispatched: list[int], preferred: int | None) -> int | None:
-        """A core of type `core` with a free slot, by the scheduling mode."""
-        if self.mode & 1 and preferred is not None and slots_used[(core, preferred)] == 0:
-            return preferred
-        candidates = [i for i in range(n) if slots_used[(core, i)] < self.slots]
+    def _pick_core(self, ty: int, slots_used: list[int], free_at: list[float],
+                   owner: list[int], dispatched: list[int]) -> int | None:
+        """A core of type `ty` with a free slot, by the scheduling mode (the linear rule the
+        open-slot heaps of run_window implement for modes 0 and 1)."""
+        n_aic = self.spec.aic
+        cores = range(n_aic) if ty == 0 else range(n_aic, n_aic + self.spec.aiv)
+        candidates = [g for g in cores if slots_used[g] < self.slots]
         if not candidates:
             return None
-        idle = [i for i in candidates if slots_used[(core, i)] == 0]
+        idle = [g for g in candidates if slots_used[g] == 0]
         pool = idle or candidates
         if self.mode & 2:
-            return min(pool, key=lambda i: (dispatched[self.owner(core, i)], free_at[(core, i)],
-                                            i))
-        return min(pool, key=lambda i: (free_at[(core, i)], i))
+            return min(pool, key=lambda g: (dispatched[owner[g]], free_at[g], g))
+        return min(pool, key=lambda g: (free_at[g], g))
 
     def _duration(self, task: SimTask, active: int) -> tuple[float, float, float]:
         """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running:
         the share of its reads that hit L2 moves at the L2 share of bandwidth, the rest at the
         HBM share, each capped by the core's own DMA rate. L2 is write-back (hw_model §5): writes
         land in L2 at its bandwidth until the kernel has written more than L2 holds; from then
-        on every write evicts a dirty line and moves at the HBM share."""
-        core_bw, out_core_bw = self._bw[task.core]
-        hit_lines = total_lines = 0
-        reads_total = 0.0
-        touch, uncached = self.l2.touch, task.uncached
-        for acc, (shape, isz) in zip(task.reads, task.read_layouts):
-            n = 1
-            for e in acc[2]:
-                n *= e
-            reads_total += n * isz
-            if acc[0] not in uncached:
-                h, lines = touch(acc[0], acc[1], acc[2], shape, isz)
-                hit_lines += h
-                total_lines += lines
-        hit = min(task.mte2_bytes, reads_total * hit_lines / total_lines) if total_lines else 0.0
-        miss = task.mte2_bytes - hit
-        cached_writes = False
-        for acc, (shape, isz) in zip(task.writes, task.write_layouts):
-            if acc[0] not in uncached:
-                touch(acc[0], acc[1], acc[2], shape, isz)
-                cached_writes = True
+        on every write evicts a dirty line and moves at the HBM share. The cycles are
+        `TaskTimer.cycles` (head + first-load latency + busiest pipe + last-store latency)."""
+        core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = self._consts[task.core]
+        access, uncached = self.l2.access, task.uncached
+        reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts, uncached)
+        mte2 = task.mte2_bytes
+        if total_lines:
+            hit = reads_total * hit_lines / total_lines
+            if mte2 <= hit:
+                hit = mte2
+        else:
+            hit = 0.0
+        miss = mte2 - hit
+        cached_writes = task.writes and access(task.writes, task.write_layouts, uncached)[3]
+        mte3 = task.mte3_bytes
         hbm_share = self._hbm / active
         l2_share = self._l2_bw / active
-        t_in = miss / min(core_bw, hbm_share) + hit / min(core_bw * 2, l2_share)
-        write_back = cached_writes and self._written + task.mte3_bytes <= self.l2.capacity
-        self._written += task.mte3_bytes
-        out_bw = min(out_core_bw, l2_share if write_back else hbm_share)
-        return self.timer.cycles(task, t_in, out_bw), hit, miss
+        write_back = cached_writes and self._written + mte3 <= self.l2.capacity
+        self._written += mte3
+        if task.empty:
+            return float(head), hit, miss
+        in_bw = core_bw if core_bw <= hbm_share else hbm_share
+        l2_in_bw = core_bw * 2
+        if l2_share < l2_in_bw:
+            l2_in_bw = l2_share
+        t_in = miss / in_bw + hit / l2_in_bw
+        out_bw = l2_share if write_back else hbm_share
+        if out_core_bw <= out_bw:
+            out_bw = out_core_bw
+        if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
+            compute = task.mte1_bytes / l0_bw
+            if task.cube_cycles >= compute:
+                compute = task.cube_cycles
+        else:
+            compute = task.vector_cycles
+        busiest = t_in
+        if compute > busiest:
+            busiest = compute
+        if mte3:
+            t_out = mte3 / out_bw
+            if t_out > busiest:
+                busiest = t_out
+        return (head + (fill_latency if mte2 else 0.0) + busiest
+                + (drain_latency if mte3 else 0.0)), hit, miss
 
     # ---- results ----
     def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
                 window_stats: list) -> SimResult:
-        runs = [self.runs[t.id] for t in tasks if t.id in self.runs]
+        ran = self.runs
+        runs = [ran[t.id] for t in tasks] if len(ran) == len(tasks) else \
+            [ran[t.id] for t in tasks if t.id in ran]
         # one pass over the runs (100k+ tasks): first/last, busy time, counts, bytes
         first, last = float("inf"), 0.0
         busy = {"AIC": 0.0, "AIV": 0.0}
@@ -397,11 +485,23 @@ class Simulator:
                          self.aicpu, self.flows, stats)
 
 
+def _event_order(first: list, events: list):
+    """`first`, then the heap `events` (which may grow meanwhile) in order. NOTE: the tasks
+    ready at a window's start have the smallest (time, seq) keys; keeping them out of the heap
+    saves a pop from a big heap per root task."""
+    yield from first
+    heappop = heapq.heappop
+    while events:
+        yield heappop(events)
+
+
 def _workspace(tasks: list[SimTask], params: frozenset) -> float:
     """GM workspace a window needs: the distinct boxes its tasks write outside the kernel's
     parameters (intermediates crossing tasks or instances)."""
     boxes = {}
     for t in tasks:
+        if not t.writes:
+            continue
         for acc, (_, isz) in zip(t.writes, t.write_layouts):
             if acc[0] not in params:
                 boxes[acc] = _numel(acc[2]) * isz
