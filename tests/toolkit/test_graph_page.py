@@ -251,3 +251,25 @@ def test_a_20k_node_graph_renders_a_searched_neighbourhood(runs, open_page):
     p.page.mouse.move(500, 400)
     p.page.mouse.wheel(0, -300)
     assert p.js("1 + 1") == 2                               # still responsive
+
+
+def test_inside_the_swimlane_viewer_tasks_and_call_ops_follow_each_other(runs, open_page):
+    """`pypto-toolkit view` on a run folder holding graph.html: selecting a task selects its
+    call op in the Graph tab (drawn while hidden, fitted once shown), and clicking a call op
+    there highlights that call's tasks in the swimlane."""
+    from pypto.toolkit.cli import main
+    run = runs["mm"]
+    assert main(["view", run]) == 0
+    p = open_page(os.path.join(run, "swimlane.html"))
+    events = json.load(open(os.path.join(run, "merged_swimlane.json")))["traceEvents"]
+    name = next(e["name"] for e in events if e.get("args", {}).get("call") == 4)
+    frame = p.page.frame_locator("iframe")
+    graph = next(f for f in p.page.frames if f.url.endswith("graph.html"))
+    graph.wait_for_function("window.openptoGraph !== undefined")
+    p.js("n => openpto.selectTaskByName(n)", name)
+    graph.wait_for_function("openptoGraph.selected() !== null")
+    assert graph.evaluate("openptoGraph.selected()") == {"pane": 0, "id": "c4"}
+    p.page.click("[data-testid=tab-graph]")
+    frame.locator("[data-testid=node][data-id=c2]").click()
+    p.page.wait_for_function("document.querySelector('[data-testid=status]').textContent")
+    assert p.page.locator("[data-testid=status]").inner_text().startswith("1 task highlighted")

@@ -41,7 +41,18 @@ const GraphPane = (() => {
       this.nodeEls = new Map();
       this.edgeCount = 0;
       this.size = { w: 0, h: 0 };
+      // What to do once the surface has a size: a page inside a hidden tab draws at 0x0.
+      this.pending = null;
+      new ResizeObserver(() => this.applyPending()).observe(svg);
       this.bindPanZoom();
+    }
+
+    applyPending() {
+      const p = this.pending;
+      if (!p || !this.svg.getBoundingClientRect().width) return;
+      this.pending = null;
+      if (p.focus) this.focus(p.focus);
+      else this.fit();
     }
 
     // Lays out and draws `ids` (a Set) of view graph `vg` with edges among them.
@@ -120,6 +131,7 @@ const GraphPane = (() => {
 
     fit() {
       const r = this.svg.getBoundingClientRect();
+      if (!r.width) this.pending = { focus: null };
       if (!this.size.w || !r.width) return;
       const k = Math.min(2, r.width / this.size.w, r.height / this.size.h) * 0.95;
       this.setView({ k, x: (r.width - this.size.w * k) / 2, y: (r.height - this.size.h * k) / 2 });
@@ -130,6 +142,10 @@ const GraphPane = (() => {
       const n = this.nodeEls.get(id);
       if (!n) return;
       const r = this.svg.getBoundingClientRect();
+      if (!r.width) {
+        this.pending = { focus: id };
+        return;
+      }
       const k = Math.max(this.view.k, 0.8);
       this.setView({ k, x: r.width / 2 - n.x * k, y: r.height / 2 - n.y * k });
     }
