@@ -1,8 +1,9 @@
 """`pypto-toolkit`: the command-line entry of the offline toolkit.
 
 Each subcommand lives in its own module, which exposes `add_arguments(parser)` and
-`run(args) -> int` (the exit code); this file only wires them up, importing a module when its
-subcommand runs so `pypto-toolkit --help` stays instant. Errors a user can fix (a missing or
+`run(args) -> int` (the exit code); this file only wires them up. Building the parser imports
+every subcommand module (for its options), so those modules import their heavy parts inside
+`run`, keeping `pypto-toolkit --help` instant. Errors a user can fix (a missing or
 malformed file, a bad option) are raised as `ToolkitError` and printed as one line naming the
 culprit, with exit code 2.
 """
