@@ -3,6 +3,7 @@
 The browser tests (headless Chromium) live in test_graph_page.py; this module checks the
 Python side, which the page only draws.
 """
+import argparse
 import glob
 import json
 import os
@@ -140,5 +141,4 @@ def test_user_errors_name_the_path():
 
 
 def _args(path, output=None, diff=None, source=False):
-    import argparse
     return argparse.Namespace(output_dir=path, output=output, diff=diff, source=source)

@@ -261,7 +261,7 @@ def block_graph(d: dict[str, Any]) -> Graph:
         info = [["index", i], ["tile op", op["tile_op"]], ["kind", op["kind"]],
                 ["latency", op["latency"]]]
         info += [[f"in {j}", f"{r['name']} {_shape(r['shape'])} {_kib(r['bytes'])} from "
-                             f"{r['from'] if r['producer'] is None else 'op ' + str(r['producer'])}"]
+                             + (r["from"] if r["producer"] is None else f"op {r['producer']}")]
                  for j, r in enumerate(op["inputs"])]
         if out:
             info.append(["out", f"{out['name']} {_shape(out['shape'])} {_kib(out['bytes'])}"

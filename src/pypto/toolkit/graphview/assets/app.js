@@ -195,7 +195,8 @@
     const vg = panes[0].vg || (panes[1] && panes[1].vg);
     S.hits = vg ? GraphAlgo.search(vg, q) : [];
     S.hitPos = 0;
-    $("hits").textContent = q.trim() ? `${S.hits.length} match${S.hits.length === 1 ? "" : "es"}` : "";
+    const n = S.hits.length;
+    $("hits").textContent = q.trim() ? `${n} match${n === 1 ? "" : "es"}` : "";
     if (panes.some((p) => p.partial || (p.vg && p.vg.nodes.length > MAX_RENDER))) render();
     markSelection();
     if (S.hits.length) panes[0].view.focus(S.hits[0]);
@@ -246,7 +247,8 @@
     panes.forEach((p, i) => {
       let sel = new Set();
       if (S.selected) {
-        sel = new Set([S.selected.pane === i ? S.selected.id : twinOf(S.selected.pane, S.selected.id)]);
+        const { pane: at, id } = S.selected;
+        sel = new Set([at === i ? id : twinOf(at, id)]);
       }
       p.view.mark("selected", sel);
       p.view.mark("hit", new Set(S.hits));

@@ -82,8 +82,8 @@ const GraphPane = (() => {
         const pts = g.edge(e.s, e.d, String(i)).points;
         const d = "M" + pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L");
         const cls = `edge k-${EDGE_CLASS[e.k] || "data"}` + (e.diff ? ` diff-${e.diff}` : "");
-        const path = el("path", { d, class: cls, "data-testid": "edge", "marker-end": "url(#arrow)" },
-          edgeLayer);
+        const path = el("path",
+          { d, class: cls, "data-testid": "edge", "marker-end": "url(#arrow)" }, edgeLayer);
         el("title", {}, path).textContent = `${e.k}${e.n ? " (" + e.n + ")" : ""}`;
         if (e.n && e.k !== "order") {
           const mid = pts[Math.floor(pts.length / 2)];
@@ -177,5 +177,5 @@ const GraphPane = (() => {
     }
   }
 
-  return { Pane, colour };
+  return { Pane };
 })();
