@@ -22,6 +22,7 @@ from pypto.ops.core import REGISTRY
 from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
+from pypto.runtime import blas
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
 from pypto.symbolic import Const, Expr, _to_code
@@ -39,6 +40,11 @@ class TileExecutor(ReferenceExecutor):
         self._root_index = {name: i for i, name in enumerate(compiled.roots)}
         self._uncached = frozenset(s for s, policies in compiled.program.cache_policies.items()
                                    if policies.get(int(CachePolicy.NONE_CACHEABLE)))
+
+    def run(self) -> None:
+        # NOTE: tile-sized matmuls run fastest on one BLAS thread (runtime/blas.py)
+        with blas.single_threaded():
+            super().run()
 
     def run_loop(self, loop: Loop) -> None:
         if loop.submit_before_loop and self.stitcher is not None:
