@@ -172,3 +172,19 @@ def test_root_instances_rule_on_real_kernels(capsys):
         "root_instances"]["status"] == "advise"
     assert _run_json(capsys, kernel(False), x, torch.zeros_like(x))[
         "root_instances"]["status"] == "ok"
+
+
+def test_stitch_gaps_spent_building_the_next_window_ask_for_fewer_instances(capsys):
+    """256 tiny instances, 64 per window: the gaps between windows are the control AICPU
+    building the next 64 instances, which a bigger window would only lengthen."""
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 64},
+                        debug_options={"runtime_debug_mode": 1})
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_FP32),
+          y: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 512)
+        for i in pypto.loop(x.shape[0] // 8):
+            y[i * 8:, :] = pypto.exp(pypto.view(x, [8, 512], [i * 8, 0]))
+    x = torch.rand(2048, 512)
+    adv = _run_json(capsys, k, x, torch.zeros_like(x))["stitch"]
+    assert adv["status"] == "advise" and adv["knob"] == "unroll_list"
+    assert "building the next window" in adv["evidence"][1]

@@ -34,6 +34,7 @@ MIN_INSTANCES = 8
 L1_FACTORS = (8, 4, 2)          # guide §4.4: typical cube_l1_reuse_setting values
 _SHOWN_TASKS = 20               # task names kept per advice
 _HASHORDER = re.compile(r"func(\d+)_(\d+)$")
+_BUILD = re.compile(r"build window (\d+)$")
 
 
 @dataclass(frozen=True)
@@ -109,20 +110,54 @@ def stitch(c: _Ctx) -> Advice:
                       f"({_pct(total, c.span):.0f}% of the span)")
     per_window = max(len(w[2]) for w in order)
     instances = sum(len(w[2]) for w in order)
-    suggest = min(1024, instances)
-    windows_after = math.ceil(instances / suggest)
-    gain = total * (1 - (windows_after - 1) / (len(wins) - 1))
     widest = sorted(gaps, key=lambda g: -(g[1].start - g[0].end))[:3]
     evidence = [f"{len(wins)} windows of up to {per_window} root instance(s), {instances} in all"]
     evidence += [f"gap {a.end:.3f} -> {b.start:.3f} us ({b.start - a.end:.3f} us) between "
                  f"window {window_of(a)} ({a.name}) and window {window_of(b)} ({b.name})"
                  for a, b in widest]
     names = tuple(t.name for g in widest for t in g)
+    time_range = (gaps[0][0].end, gaps[-1][1].start)
+    building = _build_overlap(c, gaps)
+    if building >= 0.5 * total:
+        # the control AICPU was still building the next window: bigger windows take longer
+        # to build by the same amount, so only less build work (fewer instances) helps
+        evidence.insert(1, f"the control AICPU was building the next window during "
+                           f"{building:.2f} us of the {total:.2f} us of gaps")
+        return Advice("stitch", "unroll_list", "advise",
+                      f"{len(wins)} stitch windows leave {total:.2f} us "
+                      f"({_pct(total, c.span):.0f}% of the span) idle between them, but the "
+                      f"gaps are window build time: raising {knob} would not close them; give "
+                      f"the AICPU fewer, bigger root instances (bigger view per iteration, "
+                      f"Python for over static axes, unroll_list)",
+                      tuple(evidence), names, len(names), time_range, None)
+    suggest = min(1024, instances)
+    windows_after = math.ceil(instances / suggest)
+    gain = (total - building) * (1 - (windows_after - 1) / (len(wins) - 1))
     return Advice("stitch", knob, "advise",
                   f"{len(wins)} stitch windows leave {total:.2f} us "
                   f"({_pct(total, c.span):.0f}% of the span) idle between them: raise "
                   f"{knob} from {per_window} to {suggest} (at most 1024)",
-                  tuple(evidence), names, len(names), (gaps[0][0].end, gaps[-1][1].start), gain)
+                  tuple(evidence), names, len(names), time_range, gain)
+
+
+def _build_overlap(c: _Ctx, gaps: list[tuple[TaskEvent, TaskEvent]]) -> float:
+    """How much of the gaps between windows the control AICPU was still building the window
+    that follows the gap (our traces' `AICPU_CTRL` lane: "build window <n>"; 0 without it)."""
+    builds = {}
+    for e in c.data.aicpu:
+        m = _BUILD.match(e.name)
+        if m:
+            builds[int(m.group(1))] = (e.start, e.end)
+    total = 0.0
+    for a, b in gaps:
+        start, end = builds.get(_window_number(b), (0.0, 0.0))
+        total += max(0.0, min(end, b.start) - max(start, a.end))
+    return total
+
+
+def _window_number(t: TaskEvent) -> int | None:
+    w = t.args.get("window")
+    return w if isinstance(w, int) else None
 
 
 class _BusyCurve:
