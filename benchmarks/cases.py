@@ -79,7 +79,7 @@ def split_k(enabled):
     @pypto.frontend.jit
     def k(a: pypto.Tensor([], pypto.DT_FP16), b: pypto.Tensor([], pypto.DT_FP16),
           c: pypto.Tensor([], pypto.DT_FP32)):
-        pypto.set_cube_tile_shapes([128, 128], [256, 256], [256, 256], enable_split_k=enabled)
+        pypto.set_cube_tile_shapes([128, 128], [64, 256], [256, 256], enable_split_k=enabled)
         c[:] = pypto.matmul(a, b, pypto.DT_FP32)
 
     a, b = torch.rand(128, 8192).half(), torch.rand(8192, 256).half()
@@ -91,15 +91,12 @@ def tile_match(variant):
     """S17: (128,1024) exp then +1 with matched / mismatched tiles / mismatched + scope."""
     @pypto.frontend.jit
     def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(16, 1024)
         if variant == "scope":
             pypto.set_pass_options(sg_set_scope=1)
+        pypto.set_vec_tile_shapes(32, 512)
         e = pypto.exp(x)
-        if variant != "matched":
-            pypto.set_vec_tile_shapes(32, 512)
+        pypto.set_vec_tile_shapes(*((32, 512) if variant == "matched" else (64, 256)))
         y[:] = e + 1.0
-        if variant == "scope":
-            pypto.set_pass_options(sg_set_scope=-1)
 
     x = torch.rand(128, 1024)
     k(x, torch.zeros_like(x))
@@ -155,20 +152,20 @@ def numerics_cases():
     """(name, kernel, make_inputs, torch_fn) at realistic sizes; kernels take (inputs..., out)."""
     @pypto.frontend.jit
     def softmax(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(16, 1024)
+        pypto.set_vec_tile_shapes(8, 1024)
         e = pypto.exp(x - pypto.amax(x, dim=-1, keepdim=True))
         y[:] = e / pypto.sum(e, dim=-1, keepdim=True)
 
     @pypto.frontend.jit
     def rmsnorm(x: pypto.Tensor([], pypto.DT_FP32), w: pypto.Tensor([], pypto.DT_FP32),
                 y: pypto.Tensor([], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(8, 4096)
+        pypto.set_vec_tile_shapes(4, 4096)
         y[:] = x * pypto.rsqrt(pypto.mean(x * x, -1, keepdim=True) + 1e-6) * w
 
     @pypto.frontend.jit
     def layer_norm(x: pypto.Tensor([], pypto.DT_FP32), w: pypto.Tensor([], pypto.DT_FP32),
                    b: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(8, 4096)
+        pypto.set_vec_tile_shapes(4, 4096)
         mu = pypto.mean(x, -1, keepdim=True)
         d = x - mu
         var = pypto.mean(d * d, -1, keepdim=True)
@@ -178,7 +175,7 @@ def numerics_cases():
     def ffn(x: pypto.Tensor([], pypto.DT_FP32), w1: pypto.Tensor([], pypto.DT_FP32),
             w2: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
         pypto.set_cube_tile_shapes([128, 128], [128, 256], [128, 256])
-        pypto.set_vec_tile_shapes(64, 512)
+        pypto.set_vec_tile_shapes(32, 512)
         h = pypto.matmul(x, w1, pypto.DT_FP32)
         h = h * pypto.sigmoid(h)
         y[:] = pypto.matmul(h, w2, pypto.DT_FP32)
@@ -189,7 +186,7 @@ def numerics_cases():
     def attention(q: pypto.Tensor([], pypto.DT_FP32), k: pypto.Tensor([], pypto.DT_FP32),
                   v: pypto.Tensor([], pypto.DT_FP32), o: pypto.Tensor([], pypto.DT_FP32)):
         scale = 1.0 / math.sqrt(dim)
-        pypto.set_vec_tile_shapes(1, 64, 512)
+        pypto.set_vec_tile_shapes(1, 32, 512)
         for h in range(heads):
             pypto.set_cube_tile_shapes([64, 128], [64, 64], [128, 256])
             s = pypto.matmul(q[h:h + 1], k[h:h + 1], pypto.DT_FP32, b_trans=True) * scale

@@ -50,10 +50,11 @@ def discover_examples() -> list[str]:
 def worker(target: str) -> None:
     """Runs in a fresh process: import, compile, execute, simulate, write; prints the split."""
     t0 = time.perf_counter()
-    import pypto  # noqa: F401  (the import is what is timed)
+    import pypto  # the import is what is timed
     t_pypto = time.perf_counter()
-    import torch  # noqa: F401
+    import torch
     t_torch = time.perf_counter()
+    del torch   # imported only to time it: the examples import it
     import pypto.frontend.kernel as K
     import pypto.profiling.output as out
     parts = {"compile": 0.0, "execute": 0.0, "simulate": 0.0, "write": 0.0}
@@ -74,8 +75,18 @@ def worker(target: str) -> None:
                 parts[key] += time.perf_counter() - start
         return wrapper
 
+    def execute(*a, **kw):
+        # a call's execute time less the simulation and write it triggers itself
+        inner = parts["simulate"] + parts["write"]
+        start = time.perf_counter()
+        try:
+            return orig_exec(*a, **kw)
+        finally:
+            parts["execute"] += time.perf_counter() - start - (
+                parts["simulate"] + parts["write"] - inner)
+
     K.JitKernel.__init__ = init
-    K.JitKernel._execute = timed("execute", orig_exec)
+    K.JitKernel._execute = execute
     K.simulate = timed("simulate", orig_sim)
     out.write_run = timed("write", orig_write)
     pypto.set_debug_options(runtime_debug_mode=1)   # every call writes its swimlane + HTML
@@ -97,8 +108,6 @@ def worker(target: str) -> None:
                     raise
     t_end = time.perf_counter()
     parts["compile"] = sum(t + c for k in kernels for t, c in k.compile_times)
-    # _execute includes the simulation and the write it triggers (runtime_debug_mode)
-    parts["execute"] -= parts["simulate"] + parts["write"]
     parts["import"] = t_pypto - t0
     parts["import_torch"] = t_torch - t_pypto
     parts["other"] = (t_end - t_run) - sum(parts[k] for k in ("compile", "execute",
@@ -164,6 +173,21 @@ def roofline(result) -> dict:
 
 # ---- 2. fidelity -----------------------------------------------------------------------------
 
+# Why a ratio family is off (docs/calibration.md tracks the open ones).
+_NOTES = {
+    "S6": "merged members overlap their GM loads in our task model; the board runs a merged "
+          "subgraph's members back to back",
+    "S7": "tiny tasks are cheaper here than on the board (task head + per-op sync undercharged)",
+    "S8": "a split reduce axis adds partial/combine vector ops whose issue/sync cost we "
+          "undercharge",
+    "S12": "a devTask boundary costs ~1 us here vs ~4.7 us on the board (build + launch)",
+    "S14": "per-task cost grows more slowly with M here (L2 hits on the shared B panel)",
+    "S17": "the GM round trip between mismatched tiles is cheaper here than on the board",
+    "6.1 #1": "same cause as S12: our window boundary is cheaper than the board's",
+    "6.1 #2": "building one 512-instance window delays the first task more here",
+}
+
+
 def _us(k, key="e2e_cycles"):
     r = k.last_run
     return r.us(r.stats[key])
@@ -182,6 +206,7 @@ def run_fidelity(suite: str) -> tuple[list[dict], list]:
 
     def ratio(case, setup, ours, published, note=""):
         ok = abs(ours / published - 1) <= 0.3
+        note = note or ("" if ok else _NOTES.get(case, ""))
         rows.append({"kind": "ratio", "case": case, "setup": setup, "ours": ours,
                      "published": published, "ok": ok, "note": note})
         log(f"  {case} {setup}: {ours:.2f} vs {published:.2f} {'ok' if ok else 'OUT'}")
@@ -256,7 +281,8 @@ def run_fidelity(suite: str) -> tuple[list[dict], list]:
     qp = {"off": cases.q_projection(None), "on": cases.q_projection({-1: 4})}
     ratio("6.1 #6", "Q projection L1 reuse off / on (kernel)",
           _us(qp["off"], "kernel_cycles") / _us(qp["on"], "kernel_cycles"), 56 / 49,
-          "a stand-in for QuantIndexerProlog's Q cube (its shapes are not published)")
+          "stand-in shapes (QuantIndexerProlog's are not published); merging 4 blocks "
+          "leaves 6 tasks for 24 AIC cores, so reuse loses here")
     for group in (s6, s7, s8, s12, s14, s15, s16, s17, glm, mm, qp):
         runs.extend(k.last_run for k in group.values())
     return rows, runs
