@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import enum
 
-import ml_dtypes
 import numpy as np
 
 from pypto.errors import PyptoTypeError, PyptoValueError
@@ -49,24 +48,31 @@ class DataType(enum.IntEnum):
 
 
 _NUMPY = {
-    DataType.DT_INT4: np.dtype(ml_dtypes.int4),
     DataType.DT_INT8: np.dtype(np.int8),
     DataType.DT_INT16: np.dtype(np.int16),
     DataType.DT_INT32: np.dtype(np.int32),
     DataType.DT_INT64: np.dtype(np.int64),
     DataType.DT_FP16: np.dtype(np.float16),
     DataType.DT_FP32: np.dtype(np.float32),
-    DataType.DT_BF16: np.dtype(ml_dtypes.bfloat16),
     DataType.DT_UINT8: np.dtype(np.uint8),
     DataType.DT_UINT16: np.dtype(np.uint16),
     DataType.DT_UINT32: np.dtype(np.uint32),
     DataType.DT_UINT64: np.dtype(np.uint64),
     DataType.DT_BOOL: np.dtype(np.bool_),
     DataType.DT_DOUBLE: np.dtype(np.float64),
-    DataType.DT_FP8E5M2: np.dtype(ml_dtypes.float8_e5m2),
-    DataType.DT_FP8E4M3: np.dtype(ml_dtypes.float8_e4m3fn),
-    DataType.DT_FP8E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
 }
+# Types stored in ml_dtypes' numpy types. NOTE: ml_dtypes is imported on first use (it takes
+# about half a second to register its types), so FP32/FP16/integer kernels never pay for it.
+_ML_DTYPES = {DataType.DT_INT4: "int4", DataType.DT_BF16: "bfloat16",
+              DataType.DT_FP8E5M2: "float8_e5m2", DataType.DT_FP8E4M3: "float8_e4m3fn",
+              DataType.DT_FP8E8M0: "float8_e8m0fnu"}
+
+
+def _load_ml_dtypes() -> None:
+    if DataType.DT_BF16 not in _NUMPY:
+        import ml_dtypes
+        for dt, name in _ML_DTYPES.items():
+            _NUMPY[dt] = np.dtype(getattr(ml_dtypes, name))
 
 # Types with no faithful CPU representation here, and why.
 _UNSUPPORTED = {
@@ -81,6 +87,8 @@ _UNSUPPORTED = {
 }
 
 _BYTES = {DataType.DT_INT4: 0.5, DataType.DT_HF4: 0.5, DataType.DT_FP8: 1, DataType.DT_HF8: 1,
+          DataType.DT_BF16: 2, DataType.DT_FP8E5M2: 1, DataType.DT_FP8E4M3: 1,
+          DataType.DT_FP8E8M0: 1,
           DataType.DT_FP4_E2M1X2: 1, DataType.DT_FP4_E1M2X2: 1, DataType.DT_FP4_E2M1: 0.5,
           DataType.DT_FP4_E1M2: 0.5, DataType.DT_BOTTOM: 0}
 
@@ -104,11 +112,15 @@ def check_supported(dtype: DataType, what: str = "dtype") -> DataType:
 def to_numpy(dtype: DataType) -> np.dtype:
     """The numpy dtype that stores `dtype`."""
     check_supported(dtype)
+    if dtype in _ML_DTYPES:
+        _load_ml_dtypes()
     return _NUMPY[dtype]
 
 
 def from_numpy(np_dtype) -> DataType:
     np_dtype = np.dtype(np_dtype)
+    if np_dtype.kind == "V" or np_dtype.type.__module__.startswith("ml_dtypes"):
+        _load_ml_dtypes()
     for dt, nd in _NUMPY.items():
         if nd == np_dtype and dt is not DataType.DT_INT4:
             return dt

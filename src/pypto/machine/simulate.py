@@ -27,7 +27,10 @@ from collections import defaultdict, deque
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
-from numpy._core.multiarray import count_nonzero as _count_nonzero
+try:  # NOTE: the C function without np.count_nonzero's Python wrapper (numpy 2.x path)
+    from numpy._core.multiarray import count_nonzero as _count_nonzero
+except ImportError:  # numpy 1.x
+    from numpy.core.multiarray import count_nonzero as _count_nonzero
 
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
 from pypto.machine.spec import MachineSpec

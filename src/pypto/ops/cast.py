@@ -12,7 +12,6 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from pypto.dtypes import DataType, check_supported, is_int, to_numpy
@@ -84,6 +83,7 @@ def _round_to_odd(x: np.ndarray, target: np.dtype) -> np.ndarray:
 def _infinity(target: np.dtype) -> Any:
     """+inf of `target`, or its largest finite value for types without infinities (FP8E4M3)."""
     inf = np.array(np.inf).astype(target)
+    import ml_dtypes  # NOTE: on first use; see pypto.dtypes
     return ml_dtypes.finfo(target).max if np.isnan(inf.astype(np.float32)) else inf
 
 
@@ -132,6 +132,7 @@ def _cast_compute(xs: list, at: dict) -> np.ndarray:
         return _to_int(x, target, mode, saturate)
     x = np.asarray(x)
     if saturate:  # clamp to the finite range of the target (NaN stays NaN)
+        import ml_dtypes  # NOTE: on first use; see pypto.dtypes
         limit = float(ml_dtypes.finfo(target).max)
         x = np.clip(x.astype(np.float64) if x.dtype.kind != "f" else x, -limit, limit)
     if target.itemsize < 4:
