@@ -385,8 +385,22 @@ function scrollToLane(l) {
   requestDraw();
 }
 
+// lane groups without a single task (e.g. AIC on a vector-only kernel) start collapsed
+function collapseIdleGroups() {
+  const busy = new Set();
+  for (let i = 0; i < M.n; i++) {
+    const ln = M.lanes[M.lane[i]];
+    busy.add(ln.run + ":" + KIND_GROUP[ln.kind]);
+  }
+  M.lanes.forEach((ln) => {
+    const key = ln.run + ":" + KIND_GROUP[ln.kind];
+    if (!busy.has(key)) S.collapsed.add(key);
+  });
+}
+
 S.full = fullExtent();
 [S.t0, S.t1] = S.full;
+collapseIdleGroups();
 layoutRows(M, S);
 renderSummary(M, $("summary"));
 renderLaneStats(M, $("panel-lanestats"), scrollToLane);
