@@ -95,15 +95,20 @@ class Stitcher:
         for t in tasks:
             deps: set[int] = set()
             private = self.private.get(t.root, ())
+            me, root = t.instance, t.root
             for acc in t.reads:
-                deps.update(prev.id for prev in writes[acc[0]].overlapping(acc)
-                            if prev.instance != t.instance
-                            and not (acc[0] in private and prev.root == t.root))
+                own_root = acc[0] in private
+                for group in writes[acc[0]].overlapping(acc):
+                    for (inst, r), ids in group.items():
+                        if inst != me and not (own_root and r == root):
+                            deps.update(ids)
             for acc in t.writes:
+                own_root = acc[0] in private
                 for index in (writes[acc[0]], reads[acc[0]]):
-                    deps.update(prev.id for prev in index.overlapping(acc)
-                                if prev.instance != t.instance
-                                and not (acc[0] in private and prev.root == t.root))
+                    for group in index.overlapping(acc):
+                        for (inst, r), ids in group.items():
+                            if inst != me and not (own_root and r == root):
+                                deps.update(ids)
             new = sorted(deps - set(t.preds))
             self.cross_edges += len(new)
             t.preds.extend(new)
@@ -113,20 +118,27 @@ class Stitcher:
                 writes[acc[0]].add(t, acc)
 
 
+# (instance, root) -> ids of the tasks of that instance that accessed one box
+_Group = dict[tuple[int, str], list[int]]
+
+
 class _BoxIndex:
-    """Accesses of one storage bucketed by their rows (first dim), so finding the earlier
-    accesses a box overlaps looks at its rows' buckets, not at every access of the window.
+    """Accesses of one storage grouped by box, the boxes bucketed by their rows (first dim), so
+    finding the earlier accesses a box overlaps looks at its rows' buckets, not at every access
+    of the window.
+    NOTE: the instances of a loop touch the same few boxes over and over (a tile of a running
+    state, a block of the cache): grouping by box tests each distinct box once per query
+    instead of once per earlier task, and hands back whole per-instance id lists.
     NOTE: the bucket height is the first access's row extent (typically the tile height)."""
 
     def __init__(self) -> None:
         self.height = 0
         self.rank = -1
         self.mixed = False   # accesses of different ranks (reshaped aliases): scan them all
-        self.all: list[tuple[SimTask, Access]] = []
-        self.buckets: dict[int, list[tuple[SimTask, Access]]] = defaultdict(list)
+        self.boxes: dict[tuple, _Group] = {}
+        self.buckets: dict[int, list[tuple[tuple, _Group]]] = defaultdict(list)
 
-    def _rows(self, acc: Access) -> range:
-        offs, ext = acc[1], acc[2]
+    def _rows(self, offs: tuple[int, ...], ext: tuple[int, ...]) -> range:
         if not offs:
             return range(0, 1)
         return range(offs[0] // self.height, (offs[0] + max(ext[0], 1) - 1) // self.height + 1)
@@ -136,23 +148,39 @@ class _BoxIndex:
             self.height = max(acc[2][0], 1) if acc[2] else 1
             self.rank = len(acc[1])
         self.mixed = self.mixed or len(acc[1]) != self.rank
-        self.all.append((task, acc))
-        if not self.mixed:
-            for b in self._rows(acc):
-                self.buckets[b].append((task, acc))
+        box = (acc[1], acc[2])
+        group = self.boxes.get(box)
+        if group is None:
+            group = self.boxes[box] = {}
+            if not self.mixed:
+                for b in self._rows(*box):
+                    self.buckets[b].append((box, group))
+        ids = group.get((task.instance, task.root))
+        if ids is None:
+            group[(task.instance, task.root)] = [task.id]
+        elif ids[-1] != task.id:
+            ids.append(task.id)
 
-    def overlapping(self, acc: Access) -> list[SimTask]:
+    def overlapping(self, acc: Access) -> list[_Group]:
+        """The groups of the earlier boxes `acc` overlaps, each once."""
         if not self.height:
             return []
-        seen: set[int] = set()
+        offs, ext = acc[1], acc[2]
+        if self.mixed or len(offs) != self.rank:
+            return [g for (o, e), g in self.boxes.items() if _overlap(acc, (0, o, e))]
         found = []
-        if self.mixed or len(acc[1]) != self.rank:
-            candidates = [self.all]
-        else:
-            candidates = [self.buckets.get(b, ()) for b in self._rows(acc)]
-        for bucket in candidates:
-            for task, prev in bucket:
-                if task.id not in seen and _overlap(acc, prev):
-                    seen.add(task.id)
-                    found.append(task)
+        rows = self._rows(offs, ext)
+        seen: set[tuple] | None = set() if len(rows) > 1 else None
+        for b in rows:
+            for box, group in self.buckets.get(b, ()):
+                if seen is not None:
+                    if box in seen:
+                        continue
+                    seen.add(box)
+                o, e = box
+                for x, xe, y, ye in zip(offs, ext, o, e):
+                    if x >= y + ye or y >= x + xe:
+                        break
+                else:
+                    found.append(group)
         return found
