@@ -24,6 +24,8 @@ import gc
 import heapq
 import itertools
 from collections import defaultdict, deque
+from functools import partial
+from itertools import chain, repeat
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -37,6 +39,7 @@ from pypto.machine.spec import MachineSpec
 
 
 _NEVER = -(2**62)   # the stamp of a line never touched
+_END = (float("inf"), 0, 0)   # the last event of every window's heap
 
 
 class _L2:
@@ -53,6 +56,9 @@ class _L2:
         self.clock = 0
         self.stamps: dict[int, np.ndarray] = {}
         self.untouched: dict[int, int] = {}   # per storage: lines from here on never touched
+        # per storage: a recent region (first line, last line, a stamp <= every stamp in it)
+        # and the storage's newest stamp: every line in the region was touched
+        self.recent: dict[int, tuple[int, int, int, int]] = {}
 
     def access(self, accs: list, layouts: list, uncached: frozenset) -> tuple[float, int, int,
                                                                                 bool]:
@@ -64,7 +70,7 @@ class _L2:
         hit = total = 0
         cached = False
         line, max_lines, all_stamps = self.line, self.max_lines, self.stamps
-        untouched = self.untouched
+        untouched, recent = self.untouched, self.recent
         clock = self.clock
         for (storage, offs, ext), (shape, itemsize) in zip(accs, layouts):
             n = 1
@@ -82,6 +88,7 @@ class _L2:
                 stamps = all_stamps[storage] = np.full(int(numel * itemsize) // line + 1,
                                                        _NEVER, dtype=np.int64)
                 untouched[storage] = 0
+                recent[storage] = (0, -1, _NEVER, _NEVER)
             if len(ext) == len(shape) and ext.count(1) - (ext[-1] == 1) == len(ext) - 1:
                 # NOTE: fast path: one partial row is one contiguous run
                 start = 0
@@ -96,7 +103,9 @@ class _L2:
                 if last >= len(stamps):
                     stamps = self._grow(storage, last)
                 n = last + 1 - first
-                if first >= untouched[storage]:
+                top = untouched[storage]
+                r_first, r_last, r_min, r_newest = recent[storage]
+                if first >= top:
                     # NOTE: lines past the highest one touched so far are all misses; a
                     # streaming read skips the comparison
                     untouched[storage] = last + 1
@@ -108,12 +117,28 @@ class _L2:
                     clock += 1
                     stamps[first] = clock
                 else:
-                    window = stamps[first:last + 1]
-                    hit += int(_count_nonzero(_greater_equal(window, clock - max_lines)))
+                    # NOTE: exact shortcuts around the numpy comparison: nothing hits when
+                    # the storage's newest stamp is too old, and everything up to the
+                    # untouched lines (all misses) hits inside a recent region
+                    old = clock - max_lines
+                    if r_newest < old:
+                        pass
+                    elif r_min >= old and r_first <= first and (
+                            last if last < top else top - 1) <= r_last:
+                        hit += (last if last < top else top - 1) + 1 - first
+                    else:
+                        hit += int(_count_nonzero(_greater_equal(stamps[first:last + 1], old)))
                     clock += n
-                    window.fill(clock)
-                    if last >= untouched[storage]:
+                    stamps[first:last + 1] = clock
+                    if last >= top:
                         untouched[storage] = last + 1
+                # the recent region grows over overlapping or adjacent runs while its
+                # oldest stamp still hits, else restarts at this run
+                if first <= r_last + 1 and last + 1 >= r_first and r_min >= clock - max_lines:
+                    recent[storage] = (first if first < r_first else r_first,
+                                       last if last > r_last else r_last, r_min, clock)
+                else:
+                    recent[storage] = (first, last, clock, clock)
                 total += n
         self.clock = clock
         return nbytes, hit, total, cached
@@ -263,12 +288,15 @@ class Simulator:
         resolve_cost = a["resolve_cycles_per_edge"]
         dispatch_cost = a["dispatch_cycles_per_task"]
         heappush, heappop = heapq.heappush, heapq.heappop
-        runs, flows, duration = self.runs, self.flows, self._duration
+        runs, flows_extend, duration = self.runs, self.flows.extend, self._duration
         aicpu_append = self.aicpu.append
         last_work, last_kind, last_end = self._last_work, self._last_kind, self._last_end
         lifo, fair = bool(self.mode & 1), bool(self.mode & 2)
         search = range(min(slots, 2))
-        for now, _, code in _event_order(roots, events):
+        # NOTE: the roots, then the heap until the END sentinel (time inf) comes up, iterated
+        # in C: the roots have the smallest (time, seq) keys, so they skip the heap
+        events.append(_END)
+        for now, _, code in chain(roots, iter(partial(heappop, events), _END)):
             if code < 0:  # ready
                 tid = ~code
                 ty = ttype[tid]
@@ -300,8 +328,8 @@ class Simulator:
                         aicpu_append(last)
                         last_kind[th] = 1
                     last_end[th] = t1
+                    flows_extend(zip(repeat(code), successors))
                     for s in successors:
-                        flows.append((code, s))
                         left = remaining[s] = remaining[s] - 1
                         if lifo:  # a producer on the other core type is no affinity target
                             producer_core[s] = g if ttype[s] == ty else None
@@ -486,16 +514,6 @@ class Simulator:
         stats["l2_hit_ratio"] = stats["l2_hit_bytes"] / reads if reads else 0.0
         return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
                          self.aicpu, self.flows, stats)
-
-
-def _event_order(first: list, events: list):
-    """`first`, then the heap `events` (which may grow meanwhile) in order. NOTE: the tasks
-    ready at a window's start have the smallest (time, seq) keys; keeping them out of the heap
-    saves a pop from a big heap per root task."""
-    yield from first
-    heappop = heapq.heappop
-    while events:
-        yield heappop(events)
 
 
 def _workspace(tasks: list[SimTask], params: frozenset) -> float:
