@@ -14,13 +14,18 @@ from pypto.ir.dump import dump_program
 from pypto.ir.program import Program
 from pypto.machine.result import SimResult
 from pypto.profiling.reports import one_line_summary, write_reports
-from pypto.profiling.swimlane import read_swimlane, write_swimlane
+from pypto.profiling.swimlane import (SwimlaneData, parse_swimlane, read_swimlane,
+                                      swimlane_events, write_trace)
 
 
 def write_run(result: SimResult, program: Program, folder: str) -> str:
     os.makedirs(folder, exist_ok=True)
-    swimlane = write_swimlane(result, os.path.join(folder, "merged_swimlane.json"))
-    _write_viewer(swimlane, folder)
+    doc = swimlane_events(result)
+    swimlane = write_trace(doc, os.path.join(folder, "merged_swimlane.json"))
+    # NOTE: the viewer parses the events just written from memory, not from the file: the
+    # same data (JSON round-trips our numbers and strings exactly) without reading it back
+    _write_viewer(parse_swimlane(doc), folder)
+    del doc
     if not os.path.exists(os.path.join(folder, "program.json")):
         dump_program(program, folder)
     write_reports(result, folder)
@@ -28,13 +33,14 @@ def write_run(result: SimResult, program: Program, folder: str) -> str:
     return folder
 
 
-def _write_viewer(swimlane: str | os.PathLike, folder: str) -> None:
-    """`swimlane.html` beside the trace, read back from the file just written so the page shows
-    exactly what the toolkit's `view` would."""
+def _write_viewer(data: SwimlaneData | str | os.PathLike, folder: str) -> None:
+    """`swimlane.html` beside the trace, from the trace's parsed events (or the trace file at
+    that path), so the page shows exactly what the toolkit's `view` of the file would."""
     # NOTE: imported here: the toolkit is a later stage than profiling and imports it
     from pypto.toolkit.viewer import render_view_html
 
-    data = read_swimlane(swimlane)
+    if not isinstance(data, SwimlaneData):
+        data = read_swimlane(data)
     graph = os.path.join(folder, "graph.html")
     render_view_html(data, os.path.join(folder, "swimlane.html"),
                      title=str(data.other.get("kernel") or os.path.basename(folder)),

@@ -47,6 +47,7 @@ the end of its last predecessor, else (no predecessor) the first task start of i
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import os
@@ -78,6 +79,7 @@ def lane_tid(number: int) -> int:
     return _TID_BASE + 2 * number
 
 
+@functools.lru_cache(maxsize=None)
 def stable_hash(name: str) -> int:
     """A stable non-zero u64 for a function name (PyPTO's rootHash/leafHash; 0 means HUB)."""
     h = int.from_bytes(hashlib.sha1(name.encode()).digest()[:8], "big")
@@ -156,7 +158,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def _exact(x: float) -> int | float:
-    return int(x) if float(x).is_integer() else float(x)
+    if type(x) is int:
+        return x
+    f = float(x)
+    return int(x) if f.is_integer() else f
 
 
 def _sort_key(run: TaskRun) -> tuple:
@@ -183,15 +188,16 @@ def _execution_hints(result: SimResult) -> dict[tuple[int, str], str]:
     return hints
 
 
-def _task_args(result: SimResult, run: TaskRun, hint: str) -> dict[str, Any]:
+def _task_args(result: SimResult, run: TaskRun, hint: str,
+               operand_hint: Any = _operand_hint) -> dict[str, Any]:
     t = run.task
     tid = task_id(t.instance, t.call)
     return {
         "event-hint": (f"Task:[{t.window}-{t.instance}-{t.call}], rootHash:{stable_hash(t.root)}, "
                        f"callOpMagic:{_MAGIC_BASE + t.call}, leafHash:{stable_hash(t.leaf)}, "
                        f"TaskId:{tid}"),
-        "ioperand-hint": _operand_hint(t.inputs),
-        "ooperand-hint": _operand_hint(t.outputs),
+        "ioperand-hint": operand_hint(t.inputs),
+        "ooperand-hint": operand_hint(t.outputs),
         "execution-hint": hint,
         "color": t.label,
         "taskId": tid,
@@ -312,6 +318,15 @@ def swimlane_events(result: SimResult) -> dict[str, Any]:
         lane(first_cpu + th, aicpu_lane_name(th))
 
     hints = _execution_hints(result)
+    # NOTE: the executor hands every instance of a call op the same operand lists, so their
+    # hint string is built once per list (keyed by identity: `result` keeps the lists alive)
+    operand_hints: dict[int, str] = {}
+
+    def operand_hint(ops: list[dict[str, Any]]) -> str:
+        text = operand_hints.get(id(ops))
+        if text is None:
+            text = operand_hints[id(ops)] = _operand_hint(ops)
+        return text
     xs: list[tuple[tuple, dict]] = []
     ends: dict[int, tuple[int, float, float]] = {}      # task id -> (tid, start us, end us)
     for run in result.tasks:
@@ -319,7 +334,7 @@ def swimlane_events(result: SimResult) -> dict[str, Any]:
         n, _ = _core_lane(result, t.core, run.core_index)
         ts, dur = result.us(run.start), result.us(run.end - run.start)
         name = f"{t.window}-{t.instance}-{t.call}-{t.root_index}-{t.leaf_index}({t.label})"
-        args = _task_args(result, run, hints[(t.root_index, t.leaf)])
+        args = _task_args(result, run, hints[(t.root_index, t.leaf)], operand_hint)
         event = _x_event(args, name, lane_tid(n), ts, dur)
         xs.append(((lane_tid(n), run.start, run.end, t.id), event))
         ends[t.id] = (lane_tid(n), ts, ts + dur)
@@ -364,17 +379,57 @@ def write_swimlane(result: SimResult, path: str | os.PathLike, indent: int | Non
     `indent=4` files and three times faster to write); `indent=4` reproduces PyPTO's
     formatting. Both are the same JSON document.
     """
+    return write_trace(swimlane_events(result), path, indent)
+
+
+def write_trace(doc: dict[str, Any], path: str | os.PathLike, indent: int | None = None) -> Path:
+    """Write a `swimlane_events` object as `write_swimlane` does; returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = swimlane_events(result)
     if indent is not None:
         text = json.dumps(doc, indent=indent)
     else:
-        events = ",\n".join(json.dumps(e) for e in doc["traceEvents"])
+        events = ",\n".join(map(_event_json, doc["traceEvents"]))
         text = (f'{{"traceEvents": [\n{events}\n], '
                 f'"otherData": {json.dumps(doc["otherData"])}}}')
     path.write_text(text + "\n")
     return path
+
+
+def _num(v: Any) -> str:
+    """`json.dumps(v)` of a number, without the encoder's per-call setup for finite floats."""
+    # NOTE: x - x is 0.0 only for finite x; NaN and infinities go through json (NaN, Infinity)
+    if type(v) is float and v - v == 0.0:
+        return float.__repr__(v)
+    return json.dumps(v)
+
+
+_FLOW_JSON = json.dumps(FLOW_NAME)
+_S_KEYS = ("cat", "id", "name", "ph", "pid", "tid", "ts")
+_F_KEYS = ("bp", "cat", "id", "name", "ph", "pid", "tid", "ts")
+_C_KEYS = ("name", "pid", "tid", "ph", "ts", "args")
+_name_json = functools.lru_cache(maxsize=64)(json.dumps)     # the few counter names
+
+
+def _event_json(e: dict[str, Any]) -> str:
+    """`json.dumps(e)`. NOTE: flow and counter events (most of a trace's events) have a fixed
+    shape (the dicts `swimlane_events` builds) and are formatted directly, which is several
+    times faster than the encoder and gives the same text; anything else goes through json."""
+    ph = e.get("ph")
+    if ph == "s" or ph == "f":
+        if tuple(e) == (_S_KEYS if ph == "s" else _F_KEYS) and e["cat"] == FLOW_NAME \
+                and e["name"] == FLOW_NAME and e.get("bp", "e") == "e" and e["pid"] == 1 \
+                and type(e["id"]) is int and type(e["tid"]) is int:
+            head = '{"bp": "e", ' if ph == "f" else "{"
+            return (f'{head}"cat": {_FLOW_JSON}, "id": {e["id"]}, "name": {_FLOW_JSON}, '
+                    f'"ph": "{ph}", "pid": 1, "tid": {e["tid"]}, "ts": {_num(e["ts"])}}}')
+    elif ph == "C":
+        args = e.get("args")
+        if tuple(e) == _C_KEYS and type(args) is dict and e["pid"] == 1 \
+                and type(e["tid"]) is int and type(e["name"]) is str and len(args) == 1 and type(args.get("size")) is int:
+            return (f'{{"name": {_name_json(e["name"])}, "pid": 1, "tid": {e["tid"]}, '
+                    f'"ph": "C", "ts": {_num(e["ts"])}, "args": {{"size": {args["size"]}}}}}')
+    return json.dumps(e)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -490,19 +545,36 @@ class _LaneIndex:
         for lst in self.by_lane.values():
             lst.sort(key=lambda t: (t.start, t.index))
         self.starts = {k: [t.start for t in v] for k, v in self.by_lane.items()}
+        self.ends = {k: [t.end for t in v] for k, v in self.by_lane.items()}
+        # the latest end among the lane's first i+1 tasks: once it is before ts - tol, no
+        # earlier task can enclose ts, so the backward scan stops there
+        self.max_end: dict[int, list[float]] = {}
+        for k, ends in self.ends.items():
+            run, acc = float("-inf"), []
+            for e in ends:
+                run = e if e > run else run
+                acc.append(run)
+            self.max_end[k] = acc
 
     def enclosing(self, lane: int, ts: float, tol: float) -> int | None:
-        """The latest-starting task on `lane` with start - tol <= ts <= end + tol."""
-        lst = self.by_lane.get(lane, [])
-        i = bisect.bisect_right(self.starts.get(lane, []), ts + tol)
-        best = None
-        for t in reversed(lst[max(0, i - 64):i]):
-            if t.start - tol <= ts <= t.end + tol:
-                if best is None or abs(t.end - ts) < abs(best.end - ts):
-                    best = t
-                if t.end + tol < ts:
-                    break
-        return best.index if best else None
+        """The latest-starting task on `lane` with start - tol <= ts <= end + tol (among the 64
+        latest-starting tasks that start by ts + tol; ties in distance to the end: the later
+        starting one)."""
+        starts = self.starts.get(lane)
+        if not starts:
+            return None
+        lst, ends, max_end = self.by_lane[lane], self.ends[lane], self.max_end[lane]
+        i = bisect.bisect_right(starts, ts + tol)
+        best, best_d = None, 0.0
+        for j in range(i - 1, max(0, i - 64) - 1, -1):
+            end = ends[j]
+            if starts[j] - tol <= ts <= end + tol:
+                d = abs(end - ts)
+                if best is None or d < best_d:
+                    best, best_d = j, d
+            elif max_end[j] + tol < ts:
+                break
+        return lst[best].index if best is not None else None
 
     def starting(self, lane: int, ts: float, tol: float) -> int | None:
         """The task on `lane` that starts at `ts` (nearest within tol), else one enclosing ts."""
@@ -513,55 +585,86 @@ class _LaneIndex:
         return self.enclosing(lane, ts, tol)
 
 
-def parse_swimlane(obj: dict[str, Any] | list[dict[str, Any]]) -> SwimlaneData:
-    """Parse a trace object (`{"traceEvents": [...]}` or a bare event list)."""
+def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneData:
+    """Parse a trace object (`{"traceEvents": [...]}`) or its events (a list, or any iterable:
+    `toolkit.trace` streams them from the file one at a time).
+
+    NOTE: each X event becomes its `TaskEvent` as it arrives, so a streamed trace never holds
+    its raw event dicts next to the tasks built from them. A task goes to `tasks` or `aicpu` by
+    its lane's kind, known once the lane's `thread_name` event has been seen (PyPTO and we write
+    them first); in the rare file that declares (or redeclares) a lane after its first X event,
+    the tasks are re-sorted into file order at the end.
+    """
     events = obj.get("traceEvents", []) if isinstance(obj, dict) else obj
     other = obj.get("otherData", {}) if isinstance(obj, dict) else {}
     lanes: dict[int, Lane] = {}
     process = PROCESS_NAME
-    xs, starts, finishes = [], {}, {}
+    starts, finishes = {}, {}
     counters: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    tasks: list[TaskEvent] = []
+    cpu: list[TaskEvent] = []
+    order: list[tuple[int, bool, TaskEvent]] = []   # (tid, has an id, task) in file order
+    placed: set[int] = set()                        # tids whose X events were filed already
+    late = False                # an X event came before (or its lane changed after) it was filed
     for e in events:
         ph = e.get("ph")
-        if ph == "M":
+        # NOTE: flow ends are most of a trace's events: tested first
+        if ph == "s":
+            starts[e["id"]] = (e.get("tid"), e.get("ts"))
+        elif ph == "f":
+            finishes[e["id"]] = (e.get("tid"), e.get("ts"))
+        elif ph == "X":
+            tid = int(e.get("tid", 0))
+            lane = lanes.get(tid)
+            if lane is None:
+                late = True
+                dest = tasks
+            else:
+                placed.add(tid)
+                dest = cpu if lane.kind == "aicpu" else tasks
+            task = TaskEvent(len(dest), int(e.get("id", len(dest))), tid, str(e.get("name", "")),
+                             float(e.get("ts", 0.0)), float(e.get("dur", 0.0)),
+                             dict(e.get("args", {})))
+            dest.append(task)
+            order.append((tid, "id" in e, task))
+        elif ph == "M":
             if e.get("name") == "thread_name":
                 tid = int(e["tid"])
                 lanes[tid] = _classify(tid, str(e.get("args", {}).get("name", tid)))
+                late = late or tid in placed
             elif e.get("name") == "process_name":
                 process = str(e.get("args", {}).get("name", process))
-        elif ph == "X":
-            xs.append(e)
-        elif ph == "s":
-            starts[e["id"]] = e
-        elif ph == "f":
-            finishes[e["id"]] = e
         elif ph == "C":
             for key, value in e.get("args", {}).items():
                 name = e["name"] if key == "size" else f"{e['name']}.{key}"
                 counters[name].append((float(e["ts"]), float(value)))
-    for e in xs:
-        tid = int(e.get("tid", 0))
+    for tid, _, _ in order:
         if tid not in lanes:
             lanes[tid] = Lane(tid, str(tid), "other", None)
-    tasks: list[TaskEvent] = []
-    cpu: list[TaskEvent] = []
-    for e in xs:
-        tid = int(e.get("tid", 0))
-        dest = cpu if lanes[tid].kind == "aicpu" else tasks
-        dest.append(TaskEvent(len(dest), int(e.get("id", len(dest))), tid, str(e.get("name", "")),
-                              float(e.get("ts", 0.0)), float(e.get("dur", 0.0)),
-                              dict(e.get("args", {}))))
+    if late:
+        tasks, cpu = [], []
+        for tid, has_id, t in order:
+            dest = cpu if lanes[tid].kind == "aicpu" else tasks
+            dest.append(TaskEvent(len(dest), t.id if has_id else len(dest), tid, t.name,
+                                  t.start, t.dur, t.args))
+    del order
     index = _LaneIndex(tasks)
     tol = 2 * _FLOW_LEAD_US
     flows = []
-    for fid, s in starts.items():           # file order of the s events
+    # NOTE: a task with k successors (predecessors) has k flow ends at one (lane, time): each
+    # distinct end is looked up once
+    srcs: dict[tuple[int, float], int | None] = {}
+    dsts: dict[tuple[int, float], int | None] = {}
+    for fid, (s_tid, s_ts) in starts.items():           # file order of the s events
         if fid not in finishes:
             continue
-        f = finishes[fid]
-        src = index.enclosing(int(s["tid"]), float(s["ts"]), tol)
-        dst = index.starting(int(f["tid"]), float(f["ts"]), 1e-9)
-        flows.append(Flow(fid, int(s["tid"]), float(s["ts"]), int(f["tid"]), float(f["ts"]),
-                          src, dst))
+        (f_tid, f_ts), s_tid, s_ts = finishes[fid], int(s_tid), float(s_ts)
+        f_tid, f_ts = int(f_tid), float(f_ts)
+        key = (s_tid, s_ts)
+        src = srcs[key] if key in srcs else srcs.setdefault(key, index.enclosing(s_tid, s_ts, tol))
+        key = (f_tid, f_ts)
+        dst = dsts[key] if key in dsts else dsts.setdefault(key, index.starting(f_tid, f_ts, 1e-9))
+        flows.append(Flow(fid, s_tid, s_ts, f_tid, f_ts, src, dst))
     return SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process, dict(other))
 
 
