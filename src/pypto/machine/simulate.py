@@ -25,7 +25,7 @@ import heapq
 import itertools
 from collections import defaultdict, deque
 from functools import partial
-from itertools import chain, repeat
+from itertools import chain
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -288,7 +288,12 @@ class Simulator:
         resolve_cost = a["resolve_cycles_per_edge"]
         dispatch_cost = a["dispatch_cycles_per_task"]
         heappush, heappop = heapq.heappush, heapq.heappop
-        runs, flows_extend, duration = self.runs, self.flows.extend, self._duration
+        runs = self.runs
+        resolved: list[int] = []   # tasks whose successors were resolved, in order: the flows
+        resolved_append = resolved.append
+        access, l2_capacity = self.l2.access, self.l2.capacity
+        consts = (self._consts["AIC"], self._consts["AIV"])
+        hbm_bw, l2_bw, written = self._hbm, self._l2_bw, self._written
         aicpu_append = self.aicpu.append
         last_work, last_kind, last_end = self._last_work, self._last_kind, self._last_end
         lifo, fair = bool(self.mode & 1), bool(self.mode & 2)
@@ -328,7 +333,7 @@ class Simulator:
                         aicpu_append(last)
                         last_kind[th] = 1
                     last_end[th] = t1
-                    flows_extend(zip(repeat(code), successors))
+                    resolved_append(code)
                     for s in successors:
                         left = remaining[s] = remaining[s] - 1
                         if lifo:  # a producer on the other core type is no affinity target
@@ -382,7 +387,53 @@ class Simulator:
                 begin = free_at[g]
                 if d1 > begin:
                     begin = d1
-                dur, hit, hbm = duration(task, len(running) + 1)
+                # NOTE: _duration inlined (a call and a tuple per task); keep the two equal
+                core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = consts[ty]
+                uncached = task.uncached
+                reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
+                                                                uncached)
+                mte2 = task.mte2_bytes
+                if total_lines:
+                    hit = reads_total * hit_lines / total_lines
+                    if mte2 <= hit:
+                        hit = mte2
+                else:
+                    hit = 0.0
+                hbm = mte2 - hit
+                writes = task.writes
+                cached_writes = writes and access(writes, task.write_layouts, uncached)[3]
+                mte3 = task.mte3_bytes
+                active = len(running) + 1
+                hbm_share = hbm_bw / active
+                l2_share = l2_bw / active
+                write_back = cached_writes and written + mte3 <= l2_capacity
+                written += mte3
+                if task.empty:
+                    dur = float(head)
+                else:
+                    in_bw = core_bw if core_bw <= hbm_share else hbm_share
+                    l2_in_bw = core_bw * 2
+                    if l2_share < l2_in_bw:
+                        l2_in_bw = l2_share
+                    t_in = hbm / in_bw + hit / l2_in_bw
+                    out_bw = l2_share if write_back else hbm_share
+                    if out_core_bw <= out_bw:
+                        out_bw = out_core_bw
+                    if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
+                        compute = task.mte1_bytes / l0_bw
+                        if task.cube_cycles >= compute:
+                            compute = task.cube_cycles
+                    else:
+                        compute = task.vector_cycles
+                    busiest = t_in
+                    if compute > busiest:
+                        busiest = compute
+                    if mte3:
+                        t_out = mte3 / out_bw
+                        if t_out > busiest:
+                            busiest = t_out
+                    dur = (head + (fill_latency if mte2 else 0.0) + busiest
+                           + (drain_latency if mte3 else 0.0))
                 free_at[g] = end = begin + dur
                 used = slots_used[g] = slots_used[g] + 1
                 free_slots[ty] -= 1
@@ -393,6 +444,8 @@ class Simulator:
                 core_of[tid] = g
                 heappush(events, (end, seq, tid))
                 seq += 1
+        self._written = written
+        self.flows += [(p, s) for p in resolved for s in succ[p]]
         return end_of_window
 
     def _pick_core(self, ty: int, slots_used: list[int], free_at: list[float],
