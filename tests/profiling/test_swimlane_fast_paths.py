@@ -42,3 +42,13 @@ def test_viewer_from_data_equals_viewer_from_file(result, tmp_path):
     _write_viewer(parse_swimlane(swimlane_events(result)), str(tmp_path / "b"))
     assert (tmp_path / "a" / "swimlane.html").read_text() == \
         (tmp_path / "b" / "swimlane.html").read_text()
+
+
+def test_parts_write_and_parse_as_the_whole_document(result, tmp_path):
+    """write_run's path (swimlane_parts -> write_parts, swimlane_data) gives the bytes and the
+    parse of the plain one (swimlane_events -> write_trace, parse_swimlane)."""
+    from pypto.profiling.swimlane import swimlane_data, swimlane_parts, write_parts, write_trace
+    a = write_parts(swimlane_parts(result), tmp_path / "a.json")
+    b = write_trace(swimlane_events(result), tmp_path / "b.json")
+    assert a.read_bytes() == b.read_bytes()
+    assert swimlane_data(swimlane_parts(result)) == read_swimlane(b)

@@ -298,8 +298,25 @@ def _counters(result: SimResult) -> list[dict[str, Any]]:
              "args": {"size": v}} for t, _, name, v in samples]
 
 
+FlowPair = tuple[int, int, float, int, float]     # flow id, s tid, s ts, f tid, f ts
+
+
 def swimlane_events(result: SimResult) -> dict[str, Any]:
     """The swimlane of `result` as the JSON object `write_swimlane` writes."""
+    head, flows, counters, other = swimlane_parts(result)
+    events = head
+    for fid, p_tid, p_ts, s_tid, s_ts in flows:
+        events.append({"cat": FLOW_NAME, "id": fid, "name": FLOW_NAME, "ph": "s", "pid": 1,
+                       "tid": p_tid, "ts": p_ts})
+        events.append({"bp": "e", "cat": FLOW_NAME, "id": fid, "name": FLOW_NAME, "ph": "f",
+                       "pid": 1, "tid": s_tid, "ts": s_ts})
+    return {"traceEvents": events + counters, "otherData": other}
+
+
+def swimlane_parts(result: SimResult) -> tuple[list[dict], list[FlowPair], list[dict], dict]:
+    """`swimlane_events` in parts: the M and X events, each flow's s/f pair as a tuple, the C
+    events and otherData. NOTE: a run has ten flows per task; `write_run` writes and parses the
+    tuples without building two event dicts per flow."""
     meta = [{"args": {"name": PROCESS_NAME}, "cat": "__metadata", "name": "process_name",
              "ph": "M", "pid": 1}]
 
@@ -352,24 +369,21 @@ def swimlane_events(result: SimResult) -> dict[str, Any]:
         x["id"] = i
 
     next_id = len(xs)
+    flows: list[FlowPair] = []
     for pred, succ in sorted(set(result.flows)):
         if pred not in ends or succ not in ends:
             continue
         p_tid, p_start, p_end = ends[pred]
         s_tid, s_start, _ = ends[succ]
         lead = min(_FLOW_LEAD_US, (p_end - p_start) / 2)
-        events.append({"cat": FLOW_NAME, "id": next_id, "name": FLOW_NAME, "ph": "s", "pid": 1,
-                       "tid": p_tid, "ts": p_end - lead})
-        events.append({"bp": "e", "cat": FLOW_NAME, "id": next_id, "name": FLOW_NAME, "ph": "f",
-                       "pid": 1, "tid": s_tid, "ts": s_start})
+        flows.append((next_id, p_tid, p_end - lead, s_tid, s_start))
         next_id += 1
-    events += _counters(result)
     # NOTE: imported here, not at module level: the runtime imports this module while the
     # `pypto` package itself may still be initialising.
     from pypto import __version__
-    return {"traceEvents": events,
-            "otherData": {"generator": f"openpto {__version__}", "kernel": result.kernel,
-                          "clock_mhz": result.clock_mhz, "aic": result.aic, "aiv": result.aiv}}
+    return events, flows, _counters(result), {
+        "generator": f"openpto {__version__}", "kernel": result.kernel,
+        "clock_mhz": result.clock_mhz, "aic": result.aic, "aiv": result.aiv}
 
 
 def write_swimlane(result: SimResult, path: str | os.PathLike, indent: int | None = None) -> Path:
@@ -379,7 +393,30 @@ def write_swimlane(result: SimResult, path: str | os.PathLike, indent: int | Non
     `indent=4` files and three times faster to write); `indent=4` reproduces PyPTO's
     formatting. Both are the same JSON document.
     """
-    return write_trace(swimlane_events(result), path, indent)
+    if indent is not None:
+        return write_trace(swimlane_events(result), path, indent)
+    return write_parts(swimlane_parts(result), path)
+
+
+def write_parts(parts: tuple[list[dict], list[FlowPair], list[dict], dict],
+                path: str | os.PathLike) -> Path:
+    """Write `swimlane_parts` as `write_swimlane` writes `swimlane_events`; returns the path."""
+    head, flows, counters, other = parts
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = list(map(_event_json, head))
+    # the text of json.dumps of the s and f dicts swimlane_events builds
+    s_fmt = (f'{{{{"cat": {_FLOW_JSON}, "id": {{}}, "name": {_FLOW_JSON}, "ph": "s", '
+             f'"pid": 1, "tid": {{}}, "ts": {{}}}}}},\n'
+             f'{{{{"bp": "e", "cat": {_FLOW_JSON}, "id": {{}}, "name": {_FLOW_JSON}, '
+             f'"ph": "f", "pid": 1, "tid": {{}}, "ts": {{}}}}}}')
+    lines += [s_fmt.format(fid, p_tid, _num(p_ts), fid, s_tid, _num(s_ts))
+              for fid, p_tid, p_ts, s_tid, s_ts in flows]
+    lines += map(_event_json, counters)
+    events = ",\n".join(lines)
+    text = f'{{"traceEvents": [\n{events}\n], "otherData": {json.dumps(other)}}}'
+    path.write_text(text + "\n")
+    return path
 
 
 def write_trace(doc: dict[str, Any], path: str | os.PathLike, indent: int | None = None) -> Path:
@@ -648,6 +685,14 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
             dest.append(TaskEvent(len(dest), t.id if has_id else len(dest), tid, t.name,
                                   t.start, t.dur, t.args))
     del order
+    pairs = ((fid, s_tid, s_ts, *finishes[fid]) for fid, (s_tid, s_ts) in starts.items()
+             if fid in finishes)                    # file order of the s events
+    flows = _match_flows(tasks, pairs)
+    return SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process, dict(other))
+
+
+def _match_flows(tasks: list[TaskEvent], pairs: Iterable[tuple]) -> list[Flow]:
+    """Flows of (id, s tid, s ts, f tid, f ts) pairs, each end placed on its task's slice."""
     index = _LaneIndex(tasks)
     tol = 2 * _FLOW_LEAD_US
     flows = []
@@ -655,17 +700,22 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     # distinct end is looked up once
     srcs: dict[tuple[int, float], int | None] = {}
     dsts: dict[tuple[int, float], int | None] = {}
-    for fid, (s_tid, s_ts) in starts.items():           # file order of the s events
-        if fid not in finishes:
-            continue
-        (f_tid, f_ts), s_tid, s_ts = finishes[fid], int(s_tid), float(s_ts)
-        f_tid, f_ts = int(f_tid), float(f_ts)
+    for fid, s_tid, s_ts, f_tid, f_ts in pairs:
+        s_tid, s_ts, f_tid, f_ts = int(s_tid), float(s_ts), int(f_tid), float(f_ts)
         key = (s_tid, s_ts)
         src = srcs[key] if key in srcs else srcs.setdefault(key, index.enclosing(s_tid, s_ts, tol))
         key = (f_tid, f_ts)
         dst = dsts[key] if key in dsts else dsts.setdefault(key, index.starting(f_tid, f_ts, 1e-9))
         flows.append(Flow(fid, s_tid, s_ts, f_tid, f_ts, src, dst))
-    return SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process, dict(other))
+    return flows
+
+
+def swimlane_data(parts: tuple[list[dict], list[FlowPair], list[dict], dict]) -> SwimlaneData:
+    """`parse_swimlane` of the trace `swimlane_parts` describes, without its flow dicts."""
+    head, flows, counters, other = parts
+    data = parse_swimlane({"traceEvents": head + counters, "otherData": other})
+    data.flows = _match_flows(data.tasks, flows)
+    return data
 
 
 def read_swimlane(path: str | os.PathLike) -> SwimlaneData:
