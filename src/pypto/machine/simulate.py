@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 import heapq
 import itertools
+from math import prod as _prod
 from collections import defaultdict, deque
 from functools import partial
 from itertools import chain
@@ -54,11 +55,10 @@ class _L2:
         self.capacity = capacity
         self.max_lines = max(1, int(capacity // line))
         self.clock = 0
-        self.stamps: dict[int, np.ndarray] = {}
-        self.untouched: dict[int, int] = {}   # per storage: lines from here on never touched
-        # per storage: a recent region (first line, last line, a stamp <= every stamp in it)
-        # and the storage's newest stamp: every line in the region was touched
-        self.recent: dict[int, tuple[int, int, int, int]] = {}
+        # per storage: [stamps, untouched, first, last, oldest, newest]: lines from `untouched`
+        # on were never touched; every line of the recent region first..last was touched and
+        # has a stamp >= `oldest`; `newest` is the storage's newest stamp
+        self.states: dict[int, list] = {}
 
     def access(self, accs: list, layouts: list, uncached: frozenset) -> tuple[float, int, int,
                                                                                 bool]:
@@ -69,28 +69,24 @@ class _L2:
         nbytes = 0.0
         hit = total = 0
         cached = False
-        line, max_lines, all_stamps = self.line, self.max_lines, self.stamps
-        untouched, recent = self.untouched, self.recent
+        line, max_lines, states = self.line, self.max_lines, self.states
         clock = self.clock
         for (storage, offs, ext), (shape, itemsize) in zip(accs, layouts):
-            n = 1
-            for e in ext:
-                n *= e
-            nbytes += n * itemsize
+            nbytes += _prod(ext) * itemsize
             if storage in uncached:
                 continue
             cached = True
-            stamps = all_stamps.get(storage)
-            if stamps is None:
-                numel = 1
-                for d in shape:
-                    numel *= d
-                stamps = all_stamps[storage] = np.full(int(numel * itemsize) // line + 1,
-                                                       _NEVER, dtype=np.int64)
-                untouched[storage] = 0
-                recent[storage] = (0, -1, _NEVER, _NEVER)
-            if len(ext) == len(shape) and ext.count(1) - (ext[-1] == 1) == len(ext) - 1:
-                # NOTE: fast path: one partial row is one contiguous run
+            st = states.get(storage)
+            if st is None:
+                st = states[storage] = [
+                    np.full(int(_prod(shape) * itemsize) // line + 1, _NEVER, dtype=np.int64),
+                    0, 0, -1, _NEVER, _NEVER]
+            stamps = st[0]
+            rank = len(ext)
+            if rank == 2 and ext[0] == 1 and len(shape) == 2:
+                # NOTE: fast paths: one partial row is one contiguous run
+                runs = ((offs[0] * shape[1] + offs[1], ext[1]),)
+            elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
                 start = 0
                 for o, d in zip(offs, shape):
                     start = start * d + o
@@ -101,14 +97,13 @@ class _L2:
                 first = int(start * itemsize) // line
                 last = int((start + length) * itemsize - 1) // line
                 if last >= len(stamps):
-                    stamps = self._grow(storage, last)
+                    stamps = self._grow(st, last)
                 n = last + 1 - first
-                top = untouched[storage]
-                r_first, r_last, r_min, r_newest = recent[storage]
+                _, top, r_first, r_last, r_min, r_newest = st
                 if first >= top:
                     # NOTE: lines past the highest one touched so far are all misses; a
                     # streaming read skips the comparison
-                    untouched[storage] = last + 1
+                    st[1] = last + 1
                     clock += n
                     stamps[first:last + 1] = clock
                 elif n == 1:
@@ -119,7 +114,7 @@ class _L2:
                 else:
                     # NOTE: exact shortcuts around the numpy comparison: nothing hits when
                     # the storage's newest stamp is too old, and everything up to the
-                    # untouched lines (all misses) hits inside a recent region
+                    # untouched lines (all misses) hits inside the recent region
                     old = clock - max_lines
                     if r_newest < old:
                         pass
@@ -131,24 +126,29 @@ class _L2:
                     clock += n
                     stamps[first:last + 1] = clock
                     if last >= top:
-                        untouched[storage] = last + 1
+                        st[1] = last + 1
                 # the recent region grows over overlapping or adjacent runs while its
                 # oldest stamp still hits, else restarts at this run
                 if first <= r_last + 1 and last + 1 >= r_first and r_min >= clock - max_lines:
-                    recent[storage] = (first if first < r_first else r_first,
-                                       last if last > r_last else r_last, r_min, clock)
+                    if first < r_first:
+                        st[2] = first
+                    if last > r_last:
+                        st[3] = last
                 else:
-                    recent[storage] = (first, last, clock, clock)
+                    st[2] = first
+                    st[3] = last
+                    st[4] = clock
+                st[5] = clock
                 total += n
         self.clock = clock
         return nbytes, hit, total, cached
 
-    def _grow(self, storage: int, last: int) -> np.ndarray:
+    def _grow(self, st: list, last: int) -> np.ndarray:
         """An alias with a bigger shape than the storage's first access: grow its stamps."""
-        stamps = self.stamps[storage]
+        stamps = st[0]
         grown = np.full(last + 1, _NEVER, dtype=np.int64)
         grown[:len(stamps)] = stamps
-        self.stamps[storage] = grown
+        st[0] = grown
         return grown
 
 
