@@ -9,6 +9,7 @@ task events at all) is an error here rather than a traceback later.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -157,6 +158,10 @@ def load(path: str | os.PathLike) -> SwimlaneData:
     if not p.exists():
         raise ToolkitError(f"{p}: no such file")
     top: dict[str, Any] = {}
+    # NOTE: parsing makes a few container objects per event and no cycles; cyclic GC passes
+    # over the growing task list would cost a large share of the load, so they are paused
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         with open(p, encoding="utf-8") as f:
             data = parse_swimlane(_events(_Stream(f), top))
@@ -166,6 +171,9 @@ def load(path: str | os.PathLike) -> SwimlaneData:
         raise ToolkitError(f"{p}: cannot read: {e}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ToolkitError(f"{p}: malformed trace event: {e!r}") from None
+    finally:
+        if enabled:
+            gc.enable()
     other = top.get("otherData")
     data.other = dict(other) if isinstance(other, dict) else {}
     if not data.tasks and not data.aicpu:
