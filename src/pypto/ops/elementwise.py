@@ -398,6 +398,10 @@ def _register_unary(opcode: str, fn: Callable) -> None:
 for _code, (_fn, _kind) in _UNARY.items():
     _register_unary(_code, _fn)
 
+# Opcodes whose every output element depends only on the input elements at the same index
+# (broadcast extent-1 dims aside): the tile executor may run many tiles of them as one call.
+POINTWISE = frozenset(_UNARY) | frozenset(_BINARY) | frozenset(c + "S" for c in _BINARY)
+
 
 def _unary(op: str, opcode: str, input: Any) -> Tensor:
     v = value_of(input, op)

@@ -19,6 +19,7 @@ from pypto.ir.program import Block, Loop
 from pypto.machine.cost import add_tile_op, add_whole_op, operand_hints
 from pypto.machine.result import SimTask
 from pypto.ops.core import REGISTRY
+from pypto.ops.elementwise import POINTWISE
 from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
@@ -28,14 +29,29 @@ from pypto.runtime.stitch import Stitcher
 from pypto.symbolic import Const, Expr, _to_code
 
 
+# Reductions a batch may run over many rows at once (never over the stacked dim).
+_ROWWISE_REDUCE = frozenset({"REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD",
+                             "REDUCE_MEAN"})
+
+
 class TileExecutor(ReferenceExecutor):
-    """Executes a compiled program at tile level (the default executor)."""
+    """Executes a compiled program at tile level (the default executor).
+
+    NOTE: consecutive call ops of one leaf function with no dependency between them (e.g. the
+    256 row strips of a layer norm) run as a batch: each task still evaluates its own windows
+    and is charged tile op by tile op, but the numerics of tile op #j of all of them run as one
+    numpy call over the union of their windows, when those windows stack along one dim and the
+    op is pointwise or reduces along another dim (per element the same arithmetic, so the
+    results are bit-identical; `batch = False` turns it off, tests compare both)."""
+
+    batch = True
 
     def __init__(self, compiled: CompiledProgram, bindings: dict[str, int],
                  arg_arrays: dict[int, np.ndarray], stitcher: Stitcher | None = None):
         super().__init__(compiled.program, bindings, arg_arrays)
         self.compiled = compiled
         self.calls_run = 0
+        self.calls_batched = 0   # calls whose numerics ran as part of a batch
         self.stitcher = stitcher
         self._root_index = {name: i for i, name in enumerate(compiled.roots)}
         self._uncached = frozenset(s for s, policies in compiled.program.cache_policies.items()
@@ -60,17 +76,108 @@ class TileExecutor(ReferenceExecutor):
         root = self.compiled.roots[block.name]
         instance = self.stitcher.begin_instance(len(root.calls)) if self.stitcher else 0
         ids: dict[int, int] = {}
-        for call in root.calls:
+        calls = root.calls
+        escaping = root.graph.escaping
+        i = 0
+        while i < len(calls):
+            end = self._group_end(calls, i) if self.batch else i + 1
+            if end - i > 1:
+                self._run_group(block.name, calls[i:end], escaping, instance, ids)
+                i = end
+                continue
+            call = calls[i]
             task = None
             if self.stitcher is not None:
                 task = self._new_task(block.name, call, instance, ids)
-            self.run_call(call, root.graph.escaping, task)
-            if task is not None:
-                task.empty = not (task.mte2_bytes or task.mte3_bytes or task.vector_cycles
-                                  or task.cube_cycles)
-                self.stitcher.add(task)
-                ids[call.index] = task.id
-            self.calls_run += 1
+            self.run_call(call, escaping, task)
+            self._finish(call, task, ids)
+            i += 1
+
+    def _finish(self, call: CallOp, task: SimTask | None, ids: dict[int, int]) -> None:
+        if task is not None:
+            task.empty = not (task.mte2_bytes or task.mte3_bytes or task.vector_cycles
+                              or task.cube_cycles)
+            self.stitcher.add(task)
+            ids[call.index] = task.id
+        self.calls_run += 1
+
+    # ---- batches of isomorphic, independent tasks ----
+    def _group_end(self, calls: list, start: int) -> int:
+        """End of the run of calls from `start` that may batch: same op structure (same source
+        ops and tile attributes), batchable ops only, and none waits for another."""
+        head = calls[start]
+        if not _batchable(head):
+            return start + 1
+        members = {head.index}
+        end = start + 1
+        while end < len(calls):
+            c = calls[end]
+            if len(c.ops) != len(head.ops) or any(p in members for p in c.preds):
+                break
+            if not all(a.src is b.src and a.kind == b.kind and a.opcode == b.opcode
+                       and a.local_inputs == b.local_inputs
+                       and (a.kind == "copy_out" or a.attrs == b.attrs)   # copy: offsets
+                       for a, b in zip(c.ops, head.ops)) or not _batchable(c):
+                break
+            members.add(c.index)
+            end += 1
+        return end
+
+    def _run_group(self, root: str, group: list, escaping: set[int], instance: int,
+                   ids: dict[int, int]) -> None:
+        spec = self.compiled.spec
+        tasks, windows = [], []
+        for call in group:
+            wins = [self._windows(op) for op in call.ops]
+            task = None
+            if self.stitcher is not None:
+                task = self._new_task(root, call, instance, ids)
+                shared: set = set()
+                for op, w in zip(call.ops, wins):
+                    add_tile_op(task, op, w, escaping, spec, shared, self._value_shape)
+            tasks.append(task)
+            windows.append(wins)
+        # numerics: runs of calls whose windows stack, each as one batch
+        ops = group[0].ops
+        dims = [self._attrs(op).get("dims", ()) for op in ops]
+        start = 0
+        while start < len(group):
+            unions: list = [None] * len(ops)
+            end = start + 1
+            while end < len(group):
+                grown = [_extend(u, f, w, op, rd) for u, f, w, op, rd in
+                         zip(unions, windows[start], windows[end], ops, dims)]
+                if any(g is None for g in grown):
+                    break
+                unions = grown
+                end += 1
+            if end - start > 1:
+                self._numerics(ops, [u[1] for u in unions], escaping)
+                self.calls_batched += end - start
+            else:
+                self._numerics(group[start].ops, windows[start], escaping)
+            start = end
+        for call, task in zip(group, tasks):
+            self._finish(call, task, ids)
+
+    def _numerics(self, ops: list, windows: list, escaping: set[int]) -> None:
+        local: dict[int, np.ndarray] = {}
+        dirty: dict[int, list] = {}
+        for op, w in zip(ops, windows):
+            if op.kind == "copy_out":
+                self._copy_out(op, local, w)
+            else:
+                self._compute(op, local, escaping, w, dirty)
+        self._release(local, dirty)
+
+    def _release(self, local: dict, dirty: dict) -> None:
+        for vid, arr in local.items():
+            windows = dirty.get(vid, ())
+            if windows is None:
+                continue
+            for window in windows:
+                arr[window] = 0
+            self._pool.setdefault((arr.shape, arr.dtype), []).append(arr)
 
     def _new_task(self, root: str, call: CallOp, instance: int, ids: dict[int, int]) -> SimTask:
         label = next((op.src.label for op in call.ops if op.src.label), "")
@@ -100,10 +207,7 @@ class TileExecutor(ReferenceExecutor):
                 self._compute(op, local, escaping, windows, dirty)
             if task is not None:
                 add_tile_op(task, op, windows, escaping, spec, shared, self._value_shape)
-        for vid, arr in local.items():
-            for window in dirty.get(vid, ()):
-                arr[window] = 0
-            self._pool.setdefault((arr.shape, arr.dtype), []).append(arr)
+        self._release(local, dirty)
 
     def _value_shape(self, v) -> tuple[int, ...]:
         return self.shape(v.shape)
@@ -208,8 +312,18 @@ class TileExecutor(ReferenceExecutor):
             with np.errstate(all="ignore"):
                 result = result.astype(target)
         window = tuple(slice(o, o + n) for o, n in zip(offs, out_valid))
-        self._target(out, local)[window] = result
-        dirty.setdefault(out.value.id, []).append(window)
+        if out.value.id not in local and result.flags.owndata and result.flags.c_contiguous \
+                and result.shape == self.shape(out.value.shape) and not any(offs) \
+                and not any(np.may_share_memory(result, a) for a in arrays):
+            # NOTE: a fresh result covering the whole value (a batch over all its tiles)
+            # becomes the local buffer itself instead of being copied into a pooled one
+            local[out.value.id] = result
+            dirty[out.value.id] = None   # not from the pool: never returned to it
+        else:
+            self._target(out, local)[window] = result
+            written = dirty.setdefault(out.value.id, [])
+            if written is not None:
+                written.append(window)
         if out.value.id in escaping:
             self._gm(out)[window] = result
 
@@ -232,6 +346,66 @@ def _has_expr(x: object) -> bool:
     return False
 
 
+def _batchable(call: CallOp) -> bool:
+    """Every tile op of `call` may run batched with its isomorphic siblings (cached)."""
+    ok = getattr(call, "_batchable", None)
+    if ok is None:
+        ok = all(_batchable_op(op) for op in call.ops)
+        call._batchable = ok
+    return ok
+
+
+def _batchable_op(op: TileOp) -> bool:
+    if op.kind == "copy_out":
+        ok = op.opcode == "ASSEMBLE"
+    elif op.kind in ("compute", "partial", "combine"):
+        ok = op.opcode in POINTWISE or op.opcode in _ROWWISE_REDUCE
+    else:
+        return False
+    if not ok or op.output is None:
+        return False
+    rank = len(op.output.shape)
+    if any(r.dims is not None or len(r.shape) != rank for r in op.inputs):
+        return False
+    if op.plan is None:
+        op.plan = _compile_plan(op)
+    return not op.plan.reads_elements   # windows computed up front must not read data
+
+
+def _extend(union: tuple | None, first: tuple, w: tuple, op: TileOp,
+            reduce_dims: tuple) -> tuple | None:
+    """Add one call's windows `w` of a tile op to the union of the earlier calls' (`first` =
+    the first call's; `union` is None after one call). The windows must stack along one dim d
+    (in call order, contiguous, equal elsewhere) that the op does not reduce; an input region
+    the same in every call must be a broadcast (extent 1 along d) operand of a tensor-tensor
+    pointwise op. A union is (d, windows); returns the new one, or None when `w` does not
+    stack."""
+    prev = union[1] if union is not None else first
+    out_offs = prev[-1][0]
+    o = w[-1][0]
+    d = next((k for k in range(len(o)) if o[k] != out_offs[k]), None)
+    if d is None or d in reduce_dims or (union is not None and union[0] != d):
+        return None
+    merged = []
+    for r, ((uo, uv), (o, v), f) in enumerate(zip(prev, w, first)):
+        if 0 in v:
+            return None
+        constant = union is not None and (uo, uv) == f   # stacked unions outgrow `f`
+        if r < len(w) - 1 and (o, v) == f and (union is None or constant):
+            if v[d] != 1 or op.opcode not in POINTWISE or len(op.inputs) != 2:
+                return None
+            merged.append(f)
+            continue
+        if constant:
+            return None
+        same_rest = (o[:d] + o[d + 1:], v[:d] + v[d + 1:]) == (uo[:d] + uo[d + 1:],
+                                                                uv[:d] + uv[d + 1:])
+        if o[d] != uo[d] + uv[d] or v[d] != w[-1][1][d] or not same_rest:
+            return None
+        merged.append((uo, uv[:d] + (uv[d] + v[d],) + uv[d + 1:]))
+    return d, tuple(merged)
+
+
 def _compile_plan(op: TileOp):
     """One Python function returning ((offsets, clipped valid) per input region, then output).
 
@@ -244,14 +418,19 @@ def _compile_plan(op: TileOp):
         windows = tuple((tuple(o.value for o in r.offsets),
                          tuple(max(0, min(v.value, n)) for v, n in zip(r.valid, r.shape)))
                         for r in regions)
-        return lambda V, R: windows
+        def constant(V, R):
+            return windows
+        constant.reads_elements = False
+        return constant
     for r in regions:
         offs = ", ".join(_to_code(o, reads) for o in r.offsets)
         valid = ", ".join(f"_max(0, _min({_to_code(v, reads)}, {n}))"
                           for v, n in zip(r.valid, r.shape))
         parts.append(f"(({offs}{',' if r.offsets else ''}), ({valid}{',' if r.valid else ''}))")
     code = f"lambda V, R: ({', '.join(parts)}{',' if parts else ''})"
-    return eval(code, {"E": tuple(reads), "_min": min, "_max": max})
+    plan = eval(code, {"E": tuple(reads), "_min": min, "_max": max})
+    plan.reads_elements = bool(reads)
+    return plan
 
 
 def _operands(call: CallOp) -> tuple[list, list]:
