@@ -72,7 +72,8 @@ class _L2:
         line, max_lines, states = self.line, self.max_lines, self.states
         clock = self.clock
         for (storage, offs, ext), (shape, itemsize) in zip(accs, layouts):
-            nbytes += _prod(ext) * itemsize
+            size = _prod(ext)
+            nbytes += size * itemsize
             if storage in uncached:
                 continue
             cached = True
@@ -92,7 +93,20 @@ class _L2:
                     start = start * d + o
                 runs = ((start, ext[-1]),)
             else:
-                runs = _segments(offs, ext, shape)
+                runs = None
+                if size and rank == len(shape):
+                    # NOTE: `_segments`' single run without its generator: whole inner dims
+                    # (from k on) after unit outer dims are one run of the whole box
+                    k = rank - 1
+                    while k > 0 and offs[k] == 0 and ext[k] == shape[k]:
+                        k -= 1
+                    if ext[:k].count(1) == k:
+                        start = 0
+                        for o, d in zip(offs, shape):
+                            start = start * d + o
+                        runs = ((start, size),)
+                if runs is None:
+                    runs = _segments(offs, ext, shape)
             for start, length in runs:
                 first = int(start * itemsize) // line
                 last = int((start + length) * itemsize - 1) // line
