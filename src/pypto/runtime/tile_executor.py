@@ -152,7 +152,7 @@ class TileExecutor(ReferenceExecutor):
                 unions = grown
                 end += 1
             if end - start > 1:
-                self._numerics(ops, [u[1] for u in unions], escaping)
+                self._numerics(*_merge_siblings(ops, [u[1] for u in unions], dims), escaping)
                 self.calls_batched += end - start
             else:
                 self._numerics(group[start].ops, windows[start], escaping)
@@ -404,6 +404,28 @@ def _extend(union: tuple | None, first: tuple, w: tuple, op: TileOp,
             return None
         merged.append((uo, uv[:d] + (uv[d] + v[d],) + uv[d + 1:]))
     return d, tuple(merged)
+
+
+def _merge_siblings(ops: list, windows: list, dims: list) -> tuple[list, list]:
+    """Merge consecutive tile ops of one tensor op (e.g. the four column tiles of a SUB) whose
+    batched windows stack too, so that one numpy call covers the whole value. Tiles of one
+    tensor op never read each other's results, so running them together changes nothing."""
+    out_ops, out_windows = [ops[0]], [windows[0]]
+    union = None
+    for op, w, rd in zip(ops[1:], windows[1:], dims[1:]):
+        prev = out_ops[-1]
+        if op.src is prev.src and op.kind == prev.kind and op.kind != "copy_out" and \
+                op.local_inputs == prev.local_inputs:
+            grown = _extend(union, out_windows[-1] if union is None else union[2], w, op, rd)
+            if grown is not None:
+                first = out_windows[-1] if union is None else union[2]
+                union = (*grown, first)
+                out_windows[-1] = grown[1]
+                continue
+        union = None
+        out_ops.append(op)
+        out_windows.append(w)
+    return out_ops, out_windows
 
 
 def _compile_plan(op: TileOp):
