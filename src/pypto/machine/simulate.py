@@ -177,10 +177,12 @@ def _segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]
     run = ext[k] * strides[k]
-    lead = [range(o, o + e) for o, e in zip(offs[:k], ext[:k])]
-    base_k = offs[k] * strides[k]
-    for idx in itertools.product(*lead):
-        yield base_k + sum(i * s for i, s in zip(idx, strides)), run
+    # the run starts in row-major order of the outer dims (the last outer dim fastest)
+    starts = [offs[k] * strides[k]]
+    for j in range(k):
+        stride, o = strides[j], offs[j]
+        starts = [b + i * stride for b in starts for i in range(o, o + ext[j])]
+    yield from zip(starts, itertools.repeat(run))
 
 
 class Simulator:
