@@ -403,7 +403,14 @@ class Simulator:
                 begin = free_at[g]
                 if d1 > begin:
                     begin = d1
-                # NOTE: _duration inlined (a call and a tuple per task); keep the two equal
+                # The task's cycles, L2-hit bytes and HBM bytes, started with `active` tasks
+                # running: the share of its reads that hit L2 moves at the L2 share of
+                # bandwidth, the rest at the HBM share, each capped by the core's own DMA rate.
+                # L2 is write-back (hw_model §5): writes land in L2 at its bandwidth until the
+                # kernel has written more than L2 holds; from then on every write evicts a
+                # dirty line and moves at the HBM share. The cycles are `TaskTimer.cycles`
+                # (head + first-load latency + busiest pipe + last-store latency).
+                # NOTE: inline, not a method: a call and a result tuple per task
                 core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = consts[ty]
                 uncached = task.uncached
                 reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
@@ -478,56 +485,6 @@ class Simulator:
         if self.mode & 2:
             return min(pool, key=lambda g: (dispatched[owner[g]], free_at[g], g))
         return min(pool, key=lambda g: (free_at[g], g))
-
-    def _duration(self, task: SimTask, active: int) -> tuple[float, float, float]:
-        """Cycles, L2-hit bytes and HBM bytes of `task` started with `active` tasks running:
-        the share of its reads that hit L2 moves at the L2 share of bandwidth, the rest at the
-        HBM share, each capped by the core's own DMA rate. L2 is write-back (hw_model §5): writes
-        land in L2 at its bandwidth until the kernel has written more than L2 holds; from then
-        on every write evicts a dirty line and moves at the HBM share. The cycles are
-        `TaskTimer.cycles` (head + first-load latency + busiest pipe + last-store latency)."""
-        core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = self._consts[task.core]
-        access, uncached = self.l2.access, task.uncached
-        reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts, uncached)
-        mte2 = task.mte2_bytes
-        if total_lines:
-            hit = reads_total * hit_lines / total_lines
-            if mte2 <= hit:
-                hit = mte2
-        else:
-            hit = 0.0
-        miss = mte2 - hit
-        cached_writes = task.writes and access(task.writes, task.write_layouts, uncached)[3]
-        mte3 = task.mte3_bytes
-        hbm_share = self._hbm / active
-        l2_share = self._l2_bw / active
-        write_back = cached_writes and self._written + mte3 <= self.l2.capacity
-        self._written += mte3
-        if task.empty:
-            return float(head), hit, miss
-        in_bw = core_bw if core_bw <= hbm_share else hbm_share
-        l2_in_bw = core_bw * 2
-        if l2_share < l2_in_bw:
-            l2_in_bw = l2_share
-        t_in = miss / in_bw + hit / l2_in_bw
-        out_bw = l2_share if write_back else hbm_share
-        if out_core_bw <= out_bw:
-            out_bw = out_core_bw
-        if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
-            compute = task.mte1_bytes / l0_bw
-            if task.cube_cycles >= compute:
-                compute = task.cube_cycles
-        else:
-            compute = task.vector_cycles
-        busiest = t_in
-        if compute > busiest:
-            busiest = compute
-        if mte3:
-            t_out = mte3 / out_bw
-            if t_out > busiest:
-                busiest = t_out
-        return (head + (fill_latency if mte2 else 0.0) + busiest
-                + (drain_latency if mte3 else 0.0)), hit, miss
 
     # ---- results ----
     def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
