@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import glob
 import json
 import os
@@ -342,6 +343,10 @@ def run_numerics(suite: str) -> list[dict]:
     import torch
     sys.path.insert(0, HERE)
     import cases
+    # NOTE: the earlier sections leave ~10^6 live objects (fidelity runs) in this process;
+    # every cyclic GC pass walking them was billed to our executors (softmax 25 -> 147 ms)
+    gc.collect()
+    gc.freeze()
     from pypto.runtime import blas
     torch.set_num_threads(1)
     rows = []
