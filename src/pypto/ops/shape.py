@@ -108,16 +108,22 @@ def _reinterpret(v: TensorValue, dtype: DataType) -> Tensor:
 # --------------------------------------------------------------------------------------------
 # Writes
 
-@register("ASSEMBLE", core=NONE, writes=True, widen=False)
-def _assemble_compute(dst: np.ndarray, xs: list, at: dict) -> None:
-    src = xs[0]
+def _write_region(what: str, src: np.ndarray, dst: np.ndarray, at: dict) -> tuple:
+    """The slices of `dst` that `src` lands on at `at["offsets"]`; a region reaching outside
+    the destination is an error naming the dim."""
     region = []
     for d, (o, n, size) in enumerate(zip(at["offsets"], src.shape, dst.shape)):
         if n and (o < 0 or o + n > size):
-            raise PyptoRuntimeError(f"assemble writes [{o}, {o + n}) of dim {d}, outside the "
+            raise PyptoRuntimeError(f"{what} [{o}, {o + n}) of dim {d}, outside the "
                                     f"destination (size {size})", at.get("_loc"))
         region.append(slice(o, o + n))
-    dst[tuple(region)] = src
+    return tuple(region)
+
+
+@register("ASSEMBLE", core=NONE, writes=True, widen=False)
+def _assemble_compute(dst: np.ndarray, xs: list, at: dict) -> None:
+    src = xs[0]
+    dst[_write_region("assemble writes", src, dst, at)] = src
 
 
 def assemble(src: Any, offsets: Any = None, dst: Any = None, parallel: bool = False) -> None:
@@ -161,13 +167,7 @@ def move(dst: Any, src: Any) -> None:
 @register("ATOMIC_ADD", core=NONE, writes=True)
 def _atomic_add_compute(dst: np.ndarray, xs: list, at: dict) -> None:
     src = xs[0]
-    region = []
-    for d, (o, n, size) in enumerate(zip(at["offsets"], src.shape, dst.shape)):
-        if n and (o < 0 or o + n > size):
-            raise PyptoRuntimeError(f"atomic_add adds into [{o}, {o + n}) of dim {d}, outside the "
-                                    f"destination (size {size})", at.get("_loc"))
-        region.append(slice(o, o + n))
-    key = tuple(region)
+    key = _write_region("atomic_add adds into", src, dst, at)
     with np.errstate(over="ignore", invalid="ignore"):
         if np.issubdtype(dst.dtype, np.integer):
             dst[key] = (dst[key].astype(np.int64) + src.astype(np.int64)).astype(dst.dtype)
