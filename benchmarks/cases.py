@@ -217,3 +217,37 @@ def numerics_cases():
         (f"attention {heads}x{seq}x{dim}", attention,
          lambda: (rnd(heads, seq, dim), rnd(heads, seq, dim), rnd(heads, seq, dim)), t_attn),
     ]
+
+
+def torch_op_for_op() -> dict:
+    """The numerics kernels written in torch eager op for op, as the kernels write them.
+
+    torch's library functions (softmax, layer_norm, silu) are single fused passes; these are
+    the same computations as separate eager ops, each writing a full-size result — what an
+    unfused executor costs. Keyed by the names of `numerics_cases`; same argument order."""
+    def softmax(x):
+        e = torch.exp(x - torch.amax(x, -1, keepdim=True))
+        return e / torch.sum(e, -1, keepdim=True)
+
+    def rmsnorm(x, w):
+        return x * torch.rsqrt(torch.mean(x * x, -1, keepdim=True) + 1e-6) * w
+
+    def layer_norm(x, w, b):
+        d = x - torch.mean(x, -1, keepdim=True)
+        return d * torch.rsqrt(torch.mean(d * d, -1, keepdim=True) + 1e-5) * w + b
+
+    def ffn(x, w1, w2):
+        h = x @ w1
+        return (h * torch.sigmoid(h)) @ w2
+
+    def attention(q, k, v):
+        out = torch.empty_like(q)
+        for h in range(q.shape[0]):
+            s = (q[h:h + 1] @ k[h:h + 1].transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+            e = torch.exp(s - torch.amax(s, -1, keepdim=True))
+            out[h:h + 1] = (e / torch.sum(e, -1, keepdim=True)) @ v[h:h + 1]
+        return out
+
+    return {"softmax 1024x4096": softmax, "rmsnorm 1024x4096": rmsnorm,
+            "layer_norm 1024x4096": layer_norm, "ffn 512x1024x2816": ffn,
+            "attention 8x512x64": attention}
