@@ -25,8 +25,9 @@ import heapq
 import itertools
 from math import prod as _prod
 from collections import defaultdict, deque
-from functools import partial
-from itertools import chain
+from functools import partial, reduce
+from itertools import chain, compress
+from operator import add, attrgetter, sub
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -185,6 +186,75 @@ def _segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...
     yield from zip(starts, itertools.repeat(run))
 
 
+class _Graph:
+    """One window's dependency graph over task positions 0..n-1 instead of task ids, so the
+    event loop indexes lists rather than hashing ids; also what building the window costs the
+    AICPU control thread (its instances and its edges across instances)."""
+
+    __slots__ = ("ids", "kinds", "remaining", "successors", "roots", "instances", "cross_edges")
+
+    def __init__(self, tasks: list[SimTask]):
+        n = len(tasks)
+        self.ids = ids = [t.id for t in tasks]
+        position = dict(zip(ids, range(n)))
+        instance = [t.instance for t in tasks]
+        self.kinds = [0 if t.core == "AIC" else 1 for t in tasks]   # 0 AIC, 1 AIV
+        self.remaining = remaining = [0] * n       # unresolved predecessors per task
+        successors: list[list[int] | None] = [None] * n
+        self.successors = successors
+        self.roots = roots = []
+        cross = 0
+        for i, t in enumerate(tasks):
+            preds = t.preds
+            if not preds:
+                roots.append(i)
+                continue
+            remaining[i] = len(preds)
+            inst = instance[i]
+            for p in preds:
+                j = position[p]
+                if instance[j] != inst:
+                    cross += 1
+                succ = successors[j]
+                if succ is None:
+                    successors[j] = [i]
+                else:
+                    succ.append(i)
+        self.instances = len(set(instance))
+        self.cross_edges = cross
+
+
+class _Timeline:
+    """Where and when each task ran, one list per `TaskRun` field in simulated order (window
+    by window). NOTE: columns instead of a record per task inside the event loop: the records
+    are built in one pass at the end and the stats sum columns in C."""
+
+    __slots__ = ("tasks", "kinds", "cores", "starts", "ends", "hits", "hbms", "ready")
+
+    def __init__(self):
+        self.tasks: list[SimTask] = []
+        self.kinds: list[int] = []
+        self.cores: list[int] = []    # global core number g (AIC 0..aic-1, then AIV)
+        self.starts: list[float | None] = []   # None: never ran
+        self.ends: list[float] = []
+        self.hits: list[float] = []
+        self.hbms: list[float] = []
+        self.ready: list[float | None] = []
+
+    def in_order_of(self, tasks: list[SimTask]) -> None:
+        """Reorder to `tasks`' order and drop the tasks that never ran (a dependency cycle)."""
+        if self.tasks != tasks:   # NOTE: identity compares first: a C pass when in order
+            where = {id(t): k for k, t in enumerate(self.tasks)}
+            self._take([where[id(t)] for t in tasks if id(t) in where])
+        if None in self.starts:
+            self._take([k for k, s in enumerate(self.starts) if s is not None])
+
+    def _take(self, order: list[int]) -> None:
+        for name in self.__slots__:
+            column = getattr(self, name)
+            setattr(self, name, [column[k] for k in order])
+
+
 class Simulator:
     def __init__(self, spec: MachineSpec, sched_mode: int = 0,
                  sched_threads: int | None = None):
@@ -208,7 +278,7 @@ class Simulator:
                     dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"], 0)}
         self._hbm = mem["hbm_bytes_per_cycle"]
         self._l2_bw = mem["l2_bytes_per_cycle"]
-        self.runs: dict[int, TaskRun] = {}
+        self.timeline = _Timeline()
         self._written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
         # per scheduler thread: its last work record, that record's kind (1 resolve,
         # 2 dispatch) and end, so back-to-back work of one kind extends one record
@@ -234,9 +304,8 @@ class Simulator:
         window_stats = []
         for w in sorted(windows):
             wt = windows[w]
-            instances = len({t.instance for t in wt})
-            by_id = {t.id: t for t in wt}
-            cross = sum(1 for t in wt for p in t.preds if by_id[p].instance != t.instance)
+            graph = _Graph(wt)
+            instances, cross = graph.instances, graph.cross_edges
             build = a["window_base_cycles"] + a["instance_cycles"] * instances \
                 + a["edge_cycles"] * cross
             start_build = build_end
@@ -245,42 +314,34 @@ class Simulator:
                                        {"instances": instances, "tasks": len(wt),
                                         "cross_edges": cross}))
             launch = max(build_end + a["launch_cycles"], prev_end)
-            prev_end = self.run_window(wt, launch)
+            prev_end = self.run_window(wt, graph, launch)
             window_stats.append((instances, len(wt), cross, _workspace(wt, params)))
         return self._result(tasks, kernel, build_end, window_stats)
 
     # ---- one window ----
-    def run_window(self, tasks: list[SimTask], start: float) -> float:
-        if not tasks:
+    def run_window(self, tasks: list[SimTask], graph: _Graph, start: float) -> float:
+        """Run one window's tasks from `start`; returns when its last task ends."""
+        n = len(tasks)
+        if not n:
             return start
         a = self.spec.aicpu
         n_aic, n_aiv = self.spec.aic, self.spec.aiv
         slots = self.slots
-        # NOTE: hot loop (~5 us per task at 1M tasks). Cores are integers g (AIC 0..n_aic-1,
-        # then AIV), core types are 0 (AIC) / 1 (AIV), everything per core is a list, and the
-        # event kind is in the sign of the task id (ready: ~tid), so no tuple keys are built.
-        base = (0, n_aic)
-        by_id: dict[int, SimTask] = {}
-        ttype: dict[int, int] = {}
-        succ: dict[int, list[int]] = {}
-        remaining: dict[int, int] = {}
+        # NOTE: hot loop (~5 us per task at 1M tasks). Tasks are positions i in the window,
+        # cores are integers g (AIC 0..n_aic-1, then AIV), core types are 0 (AIC) / 1 (AIV),
+        # everything per task or core is a list, and the event kind is in the sign of the
+        # event code (ready: ~i, done: i), so no dict or tuple keys are built.
+        kinds, remaining, successors = graph.kinds, graph.remaining, graph.successors
+        core_of = [0] * n
+        ready_at: list[float | None] = [None] * n
+        begin_of: list[float | None] = [None] * n
+        end_of = [0.0] * n
+        hit_of = [0.0] * n
+        hbm_of = [0.0] * n
         events: list = []
-        roots: list = []   # ready at `start`: the first events, in order, without the heap
-        seq = 0
-        for t in tasks:
-            tid = t.id
-            by_id[tid] = t
-            ttype[tid] = 0 if t.core == "AIC" else 1
-            preds = t.preds
-            remaining[tid] = len(preds)
-            for p in preds:
-                if p in succ:
-                    succ[p].append(tid)
-                else:
-                    succ[p] = [tid]
-            if not preds:
-                roots.append((start, seq, ~tid))
-                seq += 1
+        # ready at `start`: the first events, in order, without the heap
+        roots = [(start, k, ~i) for k, i in enumerate(graph.roots)]
+        seq = len(roots)
         free_at = [start] * (n_aic + n_aiv)
         slots_used = [0] * (n_aic + n_aiv)
         free_slots = [n_aic * slots, n_aiv * slots]  # NOTE: saturation fast path
@@ -296,15 +357,12 @@ class Simulator:
         thread_free = [start] * (self.threads + 1)
         dispatched = self._dispatched = [0] * (self.threads + 1)
         ready = (deque(), deque())
-        producer_core: dict[int, int | None] = {}
-        ready_at: dict[int, float] = {}
-        core_of: dict[int, int] = {}
+        producer_core: list[int | None] = [None] * n
         running: list[float] = []   # end times of running tasks (heap)
         end_of_window = start
         resolve_cost = a["resolve_cycles_per_edge"]
         dispatch_cost = a["dispatch_cycles_per_task"]
         heappush, heappop = heapq.heappush, heapq.heappop
-        runs = self.runs
         resolved: list[int] = []   # tasks whose successors were resolved, in order: the flows
         resolved_append = resolved.append
         access, l2_capacity = self.l2.access, self.l2.capacity
@@ -319,41 +377,41 @@ class Simulator:
         events.append(_END)
         for now, _, code in chain(roots, iter(partial(heappop, events), _END)):
             if code < 0:  # ready
-                tid = ~code
-                ty = ttype[tid]
-                ready[ty].append(tid)
-                ready_at[tid] = now
+                i = ~code
+                ty = kinds[i]
+                ready[ty].append(i)
+                ready_at[i] = now
             else:  # done
                 g = core_of[code]
-                ty = 0 if g < n_aic else 1
+                ty = kinds[code]
                 used = slots_used[g] = slots_used[g] - 1
                 free_slots[ty] += 1
                 heappush(heaps[ty * slots + used], (free_at[g], g))
                 if now > end_of_window:
                     end_of_window = now
-                successors = succ.get(code)
-                if successors:
+                succ = successors[code]
+                if succ:
                     th = owner[g]
                     t0 = thread_free[th]
                     if now > t0:
                         t0 = now
-                    n = len(successors)
-                    thread_free[th] = t1 = t0 + resolve_cost * n
+                    thread_free[th] = t1 = t0 + resolve_cost * len(succ)
                     # scheduler-thread work: back-to-back work of one kind is one event
                     if last_kind[th] == 1 and last_end[th] == t0:
                         last = last_work[th]
                         last.end = t1
-                        last.args["count"] += n
+                        last.args["count"] += len(succ)
                     else:
-                        last_work[th] = last = AicpuRun(th, "resolve", t0, t1, {"count": n})
+                        last_work[th] = last = AicpuRun(th, "resolve", t0, t1,
+                                                        {"count": len(succ)})
                         aicpu_append(last)
                         last_kind[th] = 1
                     last_end[th] = t1
                     resolved_append(code)
-                    for s in successors:
+                    for s in succ:
                         left = remaining[s] = remaining[s] - 1
                         if lifo:  # a producer on the other core type is no affinity target
-                            producer_core[s] = g if ttype[s] == ty else None
+                            producer_core[s] = g if kinds[s] == ty else None
                         if left == 0:
                             heappush(events, (t1, seq, ~s))
                             seq += 1
@@ -365,7 +423,7 @@ class Simulator:
                 while running and running[0] <= now:
                     heappop(running)
             while q and free_slots[ty]:
-                preferred = producer_core.get(q[-1]) if lifo else None
+                preferred = producer_core[q[-1]] if lifo else None
                 if preferred is not None and slots_used[preferred] == 0:
                     g = preferred
                 elif fair:
@@ -383,8 +441,8 @@ class Simulator:
                             break
                 if g is None or g < 0:
                     break
-                tid = q.pop() if lifo else q.popleft()
-                task = by_id[tid]
+                i = q.pop() if lifo else q.popleft()
+                task = tasks[i]
                 th = owner[g]
                 d0 = thread_free[th]
                 if now > d0:
@@ -463,12 +521,25 @@ class Simulator:
                 if used < slots:
                     heappush(heaps[ty * slots + used], (end, g))
                 heappush(running, end)
-                runs[tid] = TaskRun(task, g - base[ty], begin, end, hit, hbm, ready_at[tid])
-                core_of[tid] = g
-                heappush(events, (end, seq, tid))
+                core_of[i] = g
+                begin_of[i] = begin
+                end_of[i] = end
+                hit_of[i] = hit
+                hbm_of[i] = hbm
+                heappush(events, (end, seq, i))
                 seq += 1
         self._written = written
-        self.flows += [(p, s) for p in resolved for s in succ[p]]
+        timeline = self.timeline
+        timeline.tasks += tasks
+        timeline.kinds += kinds
+        timeline.cores += core_of
+        timeline.starts += begin_of
+        timeline.ends += end_of
+        timeline.hits += hit_of
+        timeline.hbms += hbm_of
+        timeline.ready += ready_at
+        ids = graph.ids
+        self.flows += [(ids[p], ids[s]) for p in resolved for s in successors[p]]
         return end_of_window
 
     def _pick_core(self, ty: int, slots_used: list[int], free_at: list[float],
@@ -489,45 +560,37 @@ class Simulator:
     # ---- results ----
     def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
                 window_stats: list) -> SimResult:
-        ran = self.runs
-        runs = [ran[t.id] for t in tasks] if len(ran) == len(tasks) else \
-            [ran[t.id] for t in tasks if t.id in ran]
-        # one pass over the runs (100k+ tasks): first/last, busy time, counts, bytes
-        first, last = float("inf"), 0.0
-        busy = {"AIC": 0.0, "AIV": 0.0}
-        count = {"AIC": 0, "AIV": 0}
-        empty = 0
-        read = write = hit = hbm = 0.0
-        for r in runs:
-            t = r.task
-            if r.start < first:
-                first = r.start
-            if r.end > last:
-                last = r.end
-            busy[t.core] += r.end - r.start
-            count[t.core] += 1
-            empty += t.empty
-            read += t.mte2_bytes
-            write += t.mte3_bytes
-            hit += r.l2_hit_bytes
-            hbm += r.hbm_bytes
-        first = first if runs else 0.0
+        timeline = self.timeline
+        timeline.in_order_of(tasks)
+        ran, kinds = timeline.tasks, timeline.kinds
+        starts, ends = timeline.starts, timeline.ends
+        n_aic, n_aiv = self.spec.aic, self.spec.aiv
+        core_index = list(range(n_aic)) + list(range(n_aiv))   # per core g, within its type
+        runs = list(map(TaskRun, ran, map(core_index.__getitem__, timeline.cores), starts,
+                        ends, timeline.hits, timeline.hbms, timeline.ready))
+        # NOTE: the sums run in task order, in C, adding in the same order as a Python loop
+        busy = list(map(sub, ends, starts))
+        is_aic = [k ^ 1 for k in kinds]
+        busy_aic = reduce(add, compress(busy, is_aic), 0.0)
+        busy_aiv = reduce(add, compress(busy, kinds), 0.0)
+        count_aiv = sum(kinds)
+        first = min(starts) if runs else 0.0
+        last = max(chain((0.0,), ends))
         span = max(last - first, 1e-9)
         stats = {
             "kernel_cycles": last - first,
             "e2e_cycles": max(last, build_end),
             "tasks": len(runs),
-            "tasks_aic": count["AIC"],
-            "tasks_aiv": count["AIV"],
-            "empty_tasks": empty,
-            "utilization": (busy["AIC"] + busy["AIV"]) / (span * (self.spec.aic
-                                                                   + self.spec.aiv)),
-            "utilization_aic": busy["AIC"] / (span * self.spec.aic),
-            "utilization_aiv": busy["AIV"] / (span * self.spec.aiv),
-            "gm_read_bytes": read,
-            "gm_write_bytes": write,
-            "l2_hit_bytes": hit,
-            "hbm_read_bytes": hbm,
+            "tasks_aic": len(runs) - count_aiv,
+            "tasks_aiv": count_aiv,
+            "empty_tasks": sum(map(attrgetter("empty"), ran)),
+            "utilization": (busy_aic + busy_aiv) / (span * (n_aic + n_aiv)),
+            "utilization_aic": busy_aic / (span * n_aic),
+            "utilization_aiv": busy_aiv / (span * n_aiv),
+            "gm_read_bytes": reduce(add, map(attrgetter("mte2_bytes"), ran), 0.0),
+            "gm_write_bytes": reduce(add, map(attrgetter("mte3_bytes"), ran), 0.0),
+            "l2_hit_bytes": reduce(add, timeline.hits, 0.0),
+            "hbm_read_bytes": reduce(add, timeline.hbms, 0.0),
             "windows": len(window_stats),
             "instances": sum(w[0] for w in window_stats),
             "cross_edges": sum(w[2] for w in window_stats),
@@ -538,10 +601,8 @@ class Simulator:
         }
         reads = stats["gm_read_bytes"]
         stats["l2_hit_ratio"] = stats["l2_hit_bytes"] / reads if reads else 0.0
-        return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
-                         self.aicpu, self.flows, stats)
-
-
+        return SimResult(kernel, self.spec.clock_mhz, n_aic, n_aiv, runs, self.aicpu,
+                         self.flows, stats)
 def _workspace(tasks: list[SimTask], params: frozenset) -> float:
     """GM workspace a window needs: the distinct boxes its tasks write outside the kernel's
     parameters (intermediates crossing tasks or instances)."""
