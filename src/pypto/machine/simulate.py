@@ -51,6 +51,8 @@ class _L2:
     NOTE: this approximates LRU (it counts accesses, not distinct lines) so that a contiguous
     run of lines is one numpy slice instead of hundreds of dictionary operations."""
 
+    BOXES_KEPT = 1 << 16   # boxes whose lines are remembered (forgotten all at once when full)
+
     def __init__(self, capacity: float, line: int):
         self.line = line
         self.capacity = capacity
@@ -60,6 +62,11 @@ class _L2:
         # on were never touched; every line of the recent region first..last was touched and
         # has a stamp >= `oldest`; `newest` is the storage's newest stamp
         self.states: dict[int, list] = {}
+        # (access, layout) -> (first, last) lines of its runs, for boxes off the fast paths.
+        # NOTE: tasks of one kernel access the same boxes over and over (a 9k-task attention
+        # kernel: 44k accesses of 5k boxes), and finding the runs of such a box costs more
+        # than remembering them
+        self.boxes: dict[tuple, tuple] = {}
 
     def access(self, accs: list, layouts: list, uncached: frozenset) -> tuple[float, int, int,
                                                                                 bool]:
@@ -72,7 +79,8 @@ class _L2:
         cached = False
         line, max_lines, states = self.line, self.max_lines, self.states
         clock = self.clock
-        for (storage, offs, ext), (shape, itemsize) in zip(accs, layouts):
+        for box in zip(accs, layouts):
+            (storage, offs, ext), (shape, itemsize) = box
             size = _prod(ext)
             nbytes += size * itemsize
             if storage in uncached:
@@ -84,33 +92,24 @@ class _L2:
                     np.full(int(_prod(shape) * itemsize) // line + 1, _NEVER, dtype=np.int64),
                     0, 0, -1, _NEVER, _NEVER]
             stamps = st[0]
+            # the (first, last) lines of each contiguous run of the box
             rank = len(ext)
             if rank == 2 and ext[0] == 1 and len(shape) == 2:
                 # NOTE: fast paths: one partial row is one contiguous run
-                runs = ((offs[0] * shape[1] + offs[1], ext[1]),)
+                start = offs[0] * shape[1] + offs[1]
+                runs = ((int(start * itemsize) // line,
+                         int((start + ext[1]) * itemsize - 1) // line),)
             elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
                 start = 0
                 for o, d in zip(offs, shape):
                     start = start * d + o
-                runs = ((start, ext[-1]),)
+                runs = ((int(start * itemsize) // line,
+                         int((start + ext[-1]) * itemsize - 1) // line),)
             else:
-                runs = None
-                if size and rank == len(shape):
-                    # NOTE: `_segments`' single run without its generator: whole inner dims
-                    # (from k on) after unit outer dims are one run of the whole box
-                    k = rank - 1
-                    while k > 0 and offs[k] == 0 and ext[k] == shape[k]:
-                        k -= 1
-                    if ext[:k].count(1) == k:
-                        start = 0
-                        for o, d in zip(offs, shape):
-                            start = start * d + o
-                        runs = ((start, size),)
+                runs = self.boxes.get(box)
                 if runs is None:
-                    runs = _segments(offs, ext, shape)
-            for start, length in runs:
-                first = int(start * itemsize) // line
-                last = int((start + length) * itemsize - 1) // line
+                    runs = self._runs(box)
+            for first, last in runs:
                 if last >= len(stamps):
                     stamps = self._grow(st, last)
                 n = last + 1 - first
@@ -157,6 +156,34 @@ class _L2:
                 total += n
         self.clock = clock
         return nbytes, hit, total, cached
+
+    def _runs(self, box: tuple) -> tuple[tuple[int, int], ...]:
+        """The (first, last) lines of each contiguous run of a box that takes no fast path of
+        `access`, remembered in `boxes`."""
+        (_, offs, ext), (shape, itemsize) = box
+        runs = None
+        size = _prod(ext)
+        if size and len(ext) == len(shape):
+            # NOTE: `_segments`' single run without its generator: whole inner dims (from k
+            # on) after unit outer dims are one run of the whole box
+            k = len(ext) - 1
+            while k > 0 and offs[k] == 0 and ext[k] == shape[k]:
+                k -= 1
+            if ext[:k].count(1) == k:
+                start = 0
+                for o, d in zip(offs, shape):
+                    start = start * d + o
+                runs = ((start, size),)
+        if runs is None:
+            runs = _segments(offs, ext, shape)
+        line = self.line
+        lines = tuple((int(start * itemsize) // line, int((start + length) * itemsize - 1)
+                       // line) for start, length in runs)
+        boxes = self.boxes
+        if len(boxes) >= self.BOXES_KEPT:
+            boxes.clear()
+        boxes[box] = lines
+        return lines
 
     def _grow(self, st: list, last: int) -> np.ndarray:
         """An alias with a bigger shape than the storage's first access: grow its stamps."""
