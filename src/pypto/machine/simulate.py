@@ -371,7 +371,7 @@ class Simulator:
         seq = len(roots)
         free_at = [start] * (n_aic + n_aiv)
         slots_used = [0] * (n_aic + n_aiv)
-        free_slots = [n_aic * slots, n_aiv * slots]  # NOTE: saturation fast path
+        free_slots = [n_aic * slots, n_aiv * slots]
         # NOTE: cores with `used` busy slots in heaps[type * slots + used], ordered like the
         # linear rule (free_at, g); entries go stale when a core changes and are checked when
         # popped.
@@ -386,7 +386,6 @@ class Simulator:
         ready = (deque(), deque())
         producer_core: list[int | None] = [None] * n
         running: list[float] = []   # end times of running tasks (heap)
-        end_of_window = start
         resolve_cost = a["resolve_cycles_per_edge"]
         dispatch_cost = a["dispatch_cycles_per_task"]
         heappush, heappop = heapq.heappush, heapq.heappop
@@ -408,14 +407,20 @@ class Simulator:
                 ty = kinds[i]
                 ready[ty].append(i)
                 ready_at[i] = now
+                freed = -1
             else:  # done
                 g = core_of[code]
                 ty = kinds[code]
                 used = slots_used[g] = slots_used[g] - 1
-                free_slots[ty] += 1
-                heappush(heaps[ty * slots + used], (free_at[g], g))
-                if now > end_of_window:
-                    end_of_window = now
+                if free_slots[ty] or not ready[ty]:
+                    free_slots[ty] += 1
+                    heappush(heaps[ty * slots + used], (free_at[g], g))
+                    freed = -1
+                else:
+                    # NOTE: saturated: g is now the only core of its type with a free slot and
+                    # the waiting queue takes it below, so it skips the open-slot heaps
+                    free_slots[ty] = 1
+                    freed = g
                 succ = successors[code]
                 if succ:
                     th = owner[g]
@@ -450,8 +455,10 @@ class Simulator:
                 while running and running[0] <= now:
                     heappop(running)
             while q and free_slots[ty]:
-                preferred = producer_core[q[-1]] if lifo else None
-                if preferred is not None and slots_used[preferred] == 0:
+                if freed >= 0:
+                    g, freed = freed, -1
+                elif lifo and (preferred := producer_core[q[-1]]) is not None \
+                        and slots_used[preferred] == 0:
                     g = preferred
                 elif fair:
                     g = self._pick_core(ty, slots_used, free_at, owner, dispatched)
@@ -567,7 +574,8 @@ class Simulator:
         timeline.ready += ready_at
         ids = graph.ids
         self.flows += [(ids[p], ids[s]) for p in resolved for s in successors[p]]
-        return end_of_window
+        # every dispatched task ended in a processed event: the window ends at the last one
+        return max(chain((start,), end_of))
 
     def _pick_core(self, ty: int, slots_used: list[int], free_at: list[float],
                    owner: list[int], dispatched: list[int]) -> int | None:
