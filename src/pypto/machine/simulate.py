@@ -222,17 +222,16 @@ class _Graph:
 
     def __init__(self, tasks: list[SimTask]):
         n = len(tasks)
-        self.ids = ids = [t.id for t in tasks]
+        self.ids = ids = list(map(attrgetter("id"), tasks))
         position = dict(zip(ids, range(n)))
-        instance = [t.instance for t in tasks]
-        self.kinds = [0 if t.core == "AIC" else 1 for t in tasks]   # 0 AIC, 1 AIV
+        instance = list(map(attrgetter("instance"), tasks))
+        self.kinds = [0 if c == "AIC" else 1 for c in map(attrgetter("core"), tasks)]  # AIC 0
         self.remaining = remaining = [0] * n       # unresolved predecessors per task
         successors: list[list[int] | None] = [None] * n
         self.successors = successors
         self.roots = roots = []
         cross = 0
-        for i, t in enumerate(tasks):
-            preds = t.preds
+        for i, preds in enumerate(map(attrgetter("preds"), tasks)):
             if not preds:
                 roots.append(i)
                 continue
@@ -292,7 +291,9 @@ class Simulator:
         self.per_thread = a["cores_per_thread"]
         self.slots = a["slots_per_core"]
         self.l2 = _L2(spec.memory["l2_capacity"], int(spec.memory["l2_line"]))
-        self.aicpu: list[AicpuRun] = []
+        self.aicpu: list[AicpuRun] = []        # builds and scheduler work, in time order
+        self.builds: list[AicpuRun] = []       # control thread: one build per window
+        self.sched_work: list[AicpuRun] = []   # scheduler threads: resolves and dispatches
         dma, mem = spec.dma, spec.memory
         task = spec.task
         # per core type: (in bw, out bw, head, first-load latency, last-store latency, L1->L0
@@ -307,11 +308,11 @@ class Simulator:
         self._l2_bw = mem["l2_bytes_per_cycle"]
         self.timeline = _Timeline()
         self._written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
-        # per scheduler thread: its last work record, that record's kind (1 resolve,
-        # 2 dispatch) and end, so back-to-back work of one kind extends one record
+        # per scheduler thread: its last work record and that record's end if it resolves
+        # (or dispatches), else None, so back-to-back work of one kind extends one record
         self._last_work: list[AicpuRun | None] = [None] * (self.threads + 1)
-        self._last_kind = [0] * (self.threads + 1)
-        self._last_end = [-1.0] * (self.threads + 1)
+        self._resolve_end: list[float | None] = [None] * (self.threads + 1)
+        self._dispatch_end: list[float | None] = [None] * (self.threads + 1)
         self.flows: list[tuple[int, int]] = []
 
     def owner(self, core: str, index: int) -> int:
@@ -337,11 +338,14 @@ class Simulator:
                 + a["edge_cycles"] * cross
             start_build = build_end
             build_end = start_build + build
-            self.aicpu.append(AicpuRun(0, f"build window {w}", start_build, build_end,
-                                       {"instances": instances, "tasks": len(wt),
-                                        "cross_edges": cross}))
+            self.builds.append(AicpuRun(0, f"build window {w}", start_build, build_end,
+                                        {"instances": instances, "tasks": len(wt),
+                                         "cross_edges": cross}))
+            self.aicpu.append(self.builds[-1])
             launch = max(build_end + a["launch_cycles"], prev_end)
+            done = len(self.sched_work)
             prev_end = self.run_window(wt, graph, launch)
+            self.aicpu += self.sched_work[done:]
             window_stats.append((instances, len(wt), cross, _workspace(wt, params)))
         return self._result(tasks, kernel, build_end, window_stats)
 
@@ -394,8 +398,9 @@ class Simulator:
         access, l2_capacity = self.l2.access, self.l2.capacity
         consts = (self._consts["AIC"], self._consts["AIV"])
         hbm_bw, l2_bw, written = self._hbm, self._l2_bw, self._written
-        aicpu_append = self.aicpu.append
-        last_work, last_kind, last_end = self._last_work, self._last_kind, self._last_end
+        aicpu_append = self.sched_work.append
+        last_work, resolve_end, dispatch_end = \
+            self._last_work, self._resolve_end, self._dispatch_end
         lifo, fair = bool(self.mode & 1), bool(self.mode & 2)
         search = range(min(slots, 2))
         # NOTE: the roots, then the heap until the END sentinel (time inf) comes up, iterated
@@ -429,7 +434,7 @@ class Simulator:
                         t0 = now
                     thread_free[th] = t1 = t0 + resolve_cost * len(succ)
                     # scheduler-thread work: back-to-back work of one kind is one event
-                    if last_kind[th] == 1 and last_end[th] == t0:
+                    if resolve_end[th] == t0:
                         last = last_work[th]
                         last.end = t1
                         last.args["count"] += len(succ)
@@ -437,8 +442,8 @@ class Simulator:
                         last_work[th] = last = AicpuRun(th, "resolve", t0, t1,
                                                         {"count": len(succ)})
                         aicpu_append(last)
-                        last_kind[th] = 1
-                    last_end[th] = t1
+                        dispatch_end[th] = None
+                    resolve_end[th] = t1
                     resolved_append(code)
                     for s in succ:
                         left = remaining[s] = remaining[s] - 1
@@ -483,15 +488,15 @@ class Simulator:
                     d0 = now
                 thread_free[th] = d1 = d0 + dispatch_cost
                 dispatched[th] += 1
-                if last_kind[th] == 2 and last_end[th] == d0:
+                if dispatch_end[th] == d0:
                     last = last_work[th]
                     last.end = d1
                     last.args["count"] += 1
                 else:
                     last_work[th] = last = AicpuRun(th, "dispatch", d0, d1, {"count": 1})
                     aicpu_append(last)
-                    last_kind[th] = 2
-                last_end[th] = d1
+                    resolve_end[th] = None
+                dispatch_end[th] = d1
                 begin = free_at[g]
                 if d1 > begin:
                     begin = d1
@@ -609,6 +614,7 @@ class Simulator:
         busy_aic = reduce(add, compress(busy, is_aic), 0.0)
         busy_aiv = reduce(add, compress(busy, kinds), 0.0)
         count_aiv = sum(kinds)
+        sched = self.sched_work
         first = min(starts) if runs else 0.0
         last = max(chain((0.0,), ends))
         span = max(last - first, 1e-9)
@@ -629,8 +635,9 @@ class Simulator:
             "windows": len(window_stats),
             "instances": sum(w[0] for w in window_stats),
             "cross_edges": sum(w[2] for w in window_stats),
-            "aicpu_build_cycles": sum(r.end - r.start for r in self.aicpu if r.thread == 0),
-            "aicpu_sched_cycles": sum(r.end - r.start for r in self.aicpu if r.thread > 0),
+            "aicpu_build_cycles": sum(r.end - r.start for r in self.builds),
+            "aicpu_sched_cycles": sum(map(sub, map(attrgetter("end"), sched),
+                                          map(attrgetter("start"), sched))),
             "sched_threads": self.threads,
             "workspace_bytes": max((w[3] for w in window_stats), default=0),
         }
