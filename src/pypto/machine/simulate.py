@@ -26,8 +26,8 @@ import itertools
 from math import prod as _prod
 from collections import defaultdict, deque
 from functools import partial, reduce
-from itertools import chain, compress
-from operator import add, attrgetter, sub
+from itertools import chain, compress, islice
+from operator import add, attrgetter, le, sub
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -250,35 +250,39 @@ class _Graph:
         self.cross_edges = cross
 
 
-class _Timeline:
-    """Where and when each task ran, one list per `TaskRun` field in simulated order (window
-    by window). NOTE: columns instead of a record per task inside the event loop: the records
-    are built in one pass at the end and the stats sum columns in C."""
+class _Tally:
+    """The sums behind a run's stats, fed the tasks that ran in task order. NOTE: fed window by
+    window while a window's columns are still in cache, with sequential sums in C (`reduce`)
+    that add in the same order as a Python loop over all the runs."""
 
-    __slots__ = ("tasks", "kinds", "cores", "starts", "ends", "hits", "hbms", "ready")
+    __slots__ = ("first", "last", "busy_aic", "busy_aiv", "tasks", "tasks_aiv", "empty",
+                 "read", "write", "hit", "hbm")
 
     def __init__(self):
-        self.tasks: list[SimTask] = []
-        self.kinds: list[int] = []
-        self.cores: list[int] = []    # global core number g (AIC 0..aic-1, then AIV)
-        self.starts: list[float | None] = []   # None: never ran
-        self.ends: list[float] = []
-        self.hits: list[float] = []
-        self.hbms: list[float] = []
-        self.ready: list[float | None] = []
+        self.first, self.last = float("inf"), 0.0
+        self.busy_aic = self.busy_aiv = 0.0
+        self.tasks = self.tasks_aiv = self.empty = 0
+        self.read = self.write = self.hit = self.hbm = 0.0
 
-    def in_order_of(self, tasks: list[SimTask]) -> None:
-        """Reorder to `tasks`' order and drop the tasks that never ran (a dependency cycle)."""
-        if self.tasks != tasks:   # NOTE: identity compares first: a C pass when in order
-            where = {id(t): k for k, t in enumerate(self.tasks)}
-            self._take([where[id(t)] for t in tasks if id(t) in where])
-        if None in self.starts:
-            self._take([k for k, s in enumerate(self.starts) if s is not None])
-
-    def _take(self, order: list[int]) -> None:
-        for name in self.__slots__:
-            column = getattr(self, name)
-            setattr(self, name, [column[k] for k in order])
+    def add(self, tasks: list[SimTask], kinds: list[int], starts: list[float],
+            ends: list[float], hits: list[float], hbms: list[float]) -> None:
+        if not tasks:
+            return
+        first, last = min(starts), max(ends)
+        if first < self.first:
+            self.first = first
+        if last > self.last:
+            self.last = last
+        busy = list(map(sub, ends, starts))
+        self.busy_aic = reduce(add, compress(busy, [k ^ 1 for k in kinds]), self.busy_aic)
+        self.busy_aiv = reduce(add, compress(busy, kinds), self.busy_aiv)
+        self.tasks += len(tasks)
+        self.tasks_aiv += sum(kinds)
+        self.empty += sum(map(attrgetter("empty"), tasks))
+        self.read = reduce(add, map(attrgetter("mte2_bytes"), tasks), self.read)
+        self.write = reduce(add, map(attrgetter("mte3_bytes"), tasks), self.write)
+        self.hit = reduce(add, hits, self.hit)
+        self.hbm = reduce(add, hbms, self.hbm)
 
 
 class Simulator:
@@ -306,7 +310,9 @@ class Simulator:
                     dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"], 0)}
         self._hbm = mem["hbm_bytes_per_cycle"]
         self._l2_bw = mem["l2_bytes_per_cycle"]
-        self.timeline = _Timeline()
+        self.runs: list[TaskRun] = []   # simulated order: window by window
+        self.tally = _Tally()
+        self._in_order = True   # the tasks come window by window: runs are in task order
         self._written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
         # per scheduler thread: its last work record and that record's end if it resolves
         # (or dispatches), else None, so back-to-back work of one kind extends one record
@@ -326,6 +332,8 @@ class Simulator:
         windows: dict[int, list[SimTask]] = defaultdict(list)
         for t in tasks:
             windows[t.window].append(t)
+        numbers = list(map(attrgetter("window"), tasks))
+        self._in_order = all(map(le, numbers, islice(numbers, 1, None)))
         a = self.spec.aicpu
         build_end = 0.0
         prev_end = 0.0
@@ -568,15 +576,16 @@ class Simulator:
                 heappush(events, (end, seq, i))
                 seq += 1
         self._written = written
-        timeline = self.timeline
-        timeline.tasks += tasks
-        timeline.kinds += kinds
-        timeline.cores += core_of
-        timeline.starts += begin_of
-        timeline.ends += end_of
-        timeline.hits += hit_of
-        timeline.hbms += hbm_of
-        timeline.ready += ready_at
+        if None in begin_of:   # never ran (a dependency cycle): no run, no stats
+            ran = [b is not None for b in begin_of]
+            tasks, kinds, core_of, begin_of, end_of, hit_of, hbm_of, ready_at = (
+                list(compress(column, ran)) for column in (
+                    tasks, kinds, core_of, begin_of, end_of, hit_of, hbm_of, ready_at))
+        core_index = list(range(n_aic)) + list(range(n_aiv))   # per core g, within its type
+        self.runs += map(TaskRun, tasks, map(core_index.__getitem__, core_of), begin_of,
+                         end_of, hit_of, hbm_of, ready_at)
+        if self._in_order:
+            self.tally.add(tasks, kinds, begin_of, end_of, hit_of, hbm_of)
         ids = graph.ids
         self.flows += [(ids[p], ids[s]) for p in resolved for s in successors[p]]
         # every dispatched task ended in a processed event: the window ends at the last one
@@ -600,38 +609,34 @@ class Simulator:
     # ---- results ----
     def _result(self, tasks: list[SimTask], kernel: str, build_end: float,
                 window_stats: list) -> SimResult:
-        timeline = self.timeline
-        timeline.in_order_of(tasks)
-        ran, kinds = timeline.tasks, timeline.kinds
-        starts, ends = timeline.starts, timeline.ends
+        runs, tally = self.runs, self.tally
+        if not self._in_order:
+            where = {id(r.task): r for r in runs}
+            runs = [where[id(t)] for t in tasks if id(t) in where]
+            ran = [r.task for r in runs]
+            tally.add(ran, [0 if t.core == "AIC" else 1 for t in ran],
+                      *(list(map(attrgetter(name), runs))
+                        for name in ("start", "end", "l2_hit_bytes", "hbm_bytes")))
         n_aic, n_aiv = self.spec.aic, self.spec.aiv
-        core_index = list(range(n_aic)) + list(range(n_aiv))   # per core g, within its type
-        runs = list(map(TaskRun, ran, map(core_index.__getitem__, timeline.cores), starts,
-                        ends, timeline.hits, timeline.hbms, timeline.ready))
-        # NOTE: the sums run in task order, in C, adding in the same order as a Python loop
-        busy = list(map(sub, ends, starts))
-        is_aic = [k ^ 1 for k in kinds]
-        busy_aic = reduce(add, compress(busy, is_aic), 0.0)
-        busy_aiv = reduce(add, compress(busy, kinds), 0.0)
-        count_aiv = sum(kinds)
-        sched = self.sched_work
-        first = min(starts) if runs else 0.0
-        last = max(chain((0.0,), ends))
+        first = tally.first if runs else 0.0
+        last = tally.last
         span = max(last - first, 1e-9)
+        sched = self.sched_work
+        busy_aic, busy_aiv = tally.busy_aic, tally.busy_aiv
         stats = {
             "kernel_cycles": last - first,
             "e2e_cycles": max(last, build_end),
             "tasks": len(runs),
-            "tasks_aic": len(runs) - count_aiv,
-            "tasks_aiv": count_aiv,
-            "empty_tasks": sum(map(attrgetter("empty"), ran)),
+            "tasks_aic": len(runs) - tally.tasks_aiv,
+            "tasks_aiv": tally.tasks_aiv,
+            "empty_tasks": tally.empty,
             "utilization": (busy_aic + busy_aiv) / (span * (n_aic + n_aiv)),
             "utilization_aic": busy_aic / (span * n_aic),
             "utilization_aiv": busy_aiv / (span * n_aiv),
-            "gm_read_bytes": reduce(add, map(attrgetter("mte2_bytes"), ran), 0.0),
-            "gm_write_bytes": reduce(add, map(attrgetter("mte3_bytes"), ran), 0.0),
-            "l2_hit_bytes": reduce(add, timeline.hits, 0.0),
-            "hbm_read_bytes": reduce(add, timeline.hbms, 0.0),
+            "gm_read_bytes": tally.read,
+            "gm_write_bytes": tally.write,
+            "l2_hit_bytes": tally.hit,
+            "hbm_read_bytes": tally.hbm,
             "windows": len(window_stats),
             "instances": sum(w[0] for w in window_stats),
             "cross_edges": sum(w[2] for w in window_stats),
@@ -645,6 +650,8 @@ class Simulator:
         stats["l2_hit_ratio"] = stats["l2_hit_bytes"] / reads if reads else 0.0
         return SimResult(kernel, self.spec.clock_mhz, n_aic, n_aiv, runs, self.aicpu,
                          self.flows, stats)
+
+
 def _workspace(tasks: list[SimTask], params: frozenset) -> float:
     """GM workspace a window needs: the distinct boxes its tasks write outside the kernel's
     parameters (intermediates crossing tasks or instances)."""
