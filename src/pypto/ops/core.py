@@ -8,7 +8,10 @@ tracing and numerics share one definition of every op.
 Compute functions receive the *valid* region of each input (sliced by its valid shape, low-
 precision floats already widened to FP32) and the op's attributes with every symbolic value
 evaluated to an int; they return the valid region of each output. Write ops (assemble, move,
-scatter_) receive the destination array and mutate it.
+scatter_) receive the destination array and mutate it. An op registered with
+`accepts_out=True` may also be given `at["_out"]`, a C-contiguous array of its result's valid
+shape whose dtype is that of its (widened) float inputs; it may compute into it and return it
+(the same values as without it), so an executor can reuse buffers.
 """
 from __future__ import annotations
 
@@ -38,13 +41,15 @@ class OpDef:
     writes: bool = False        # mutates its destination instead of producing a value
     full_inputs: bool = False   # gets whole input arrays (plus "_valid" attrs), not valid slices
     widen: bool = True          # widen BF16/FP16/FP8 inputs to FP32 before computing
+    accepts_out: bool = False   # may compute into at["_out"] (see the module docstring)
 
 
 REGISTRY: dict[str, OpDef] = {}
 
 
 def register(opcode: str, *, core: str = VECTOR, writes: bool = False,
-             full_inputs: bool = False, widen: bool = True, crop: bool = False) -> Callable:
+             full_inputs: bool = False, widen: bool = True, crop: bool = False,
+             accepts_out: bool = False) -> Callable:
     """Register the numpy semantics of `opcode`.
 
     `crop=True` (elementwise ops with broadcasting) first cuts every input to the output's valid
@@ -54,7 +59,8 @@ def register(opcode: str, *, core: str = VECTOR, writes: bool = False,
         if opcode in REGISTRY:
             raise RuntimeError(f"opcode {opcode} registered twice")
         compute = _cropping(fn) if crop else fn
-        REGISTRY[opcode] = OpDef(opcode, compute, core, writes, full_inputs, widen)
+        REGISTRY[opcode] = OpDef(opcode, compute, core, writes, full_inputs, widen,
+                                 accepts_out)
         return fn
     return deco
 

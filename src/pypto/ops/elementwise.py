@@ -99,32 +99,49 @@ def _binary(op: str, opcode: str, a: Any, b: Any, *, bool_out: bool = False,
     return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra, op=op)
 
 
-def _register_binary(opcode: str, fn: Callable[[Any, Any], Any], widen: bool = True) -> None:
+def _out_for(at: dict, *operands: Any) -> np.ndarray | None:
+    """`at["_out"]` when every operand has its float dtype (so the result has it too)."""
+    out = at.get("_out")
+    if out is None or out.dtype.kind != "f":
+        return None
+    return out if all(np.asarray(x).dtype == out.dtype for x in operands) else None
+
+
+def _register_binary(opcode: str, fn: Callable[..., Any], widen: bool = True,
+                     accepts_out: bool = False) -> None:
     """Register `opcode` (tensor op tensor) and `opcode`S (tensor op scalar / scalar op tensor).
-    An `alpha` attribute (add/sub) scales the right-hand operand in the same rounding step."""
+    An `alpha` attribute (add/sub) scales the right-hand operand in the same rounding step.
+    With `accepts_out`, `fn` takes an `out=` keyword like a numpy ufunc."""
     def tensor_form(xs: list, at: dict) -> Any:
         x, y = xs
         alpha = at.get("alpha", 1)
-        return fn(x, y if alpha == 1 else y * np.asarray(alpha, y.dtype))
+        y = y if alpha == 1 else y * np.asarray(alpha, y.dtype)
+        if accepts_out:
+            return fn(x, y, out=_out_for(at, x, y))
+        return fn(x, y)
 
     def scalar_form(xs: list, at: dict) -> Any:
         s, x = at["scalar"], xs[0]
         alpha = at.get("alpha", 1)
         s_arr = _as_element(s, at["dtype"], x.dtype)
         if at["reverse"]:
-            return fn(s_arr, x if alpha == 1 else x * np.asarray(alpha, x.dtype))
-        return fn(x, s_arr if alpha == 1 else s_arr * np.asarray(alpha, x.dtype))
+            a, b = s_arr, x if alpha == 1 else x * np.asarray(alpha, x.dtype)
+        else:
+            a, b = x, s_arr if alpha == 1 else s_arr * np.asarray(alpha, x.dtype)
+        if accepts_out:
+            return fn(a, b, out=_out_for(at, a, b))
+        return fn(a, b)
 
-    register(opcode, widen=widen, crop=True)(tensor_form)
-    register(opcode + "S", widen=widen)(scalar_form)
+    register(opcode, widen=widen, crop=True, accepts_out=accepts_out)(tensor_form)
+    register(opcode + "S", widen=widen, accepts_out=accepts_out)(scalar_form)
 
 
-def _int_safe_div(x: Any, y: Any) -> Any:
+def _int_safe_div(x: Any, y: Any, out: np.ndarray | None = None) -> Any:
     if np.issubdtype(np.asarray(x).dtype, np.integer):
         # NOTE: integer division is computed in FP32 and truncated, as the vector unit does.
         return (np.asarray(x, np.float32) / np.asarray(y, np.float32))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.divide(x, y)
+        return np.divide(x, y, out=out)
 
 
 def _errstate(fn: Callable) -> Callable:
@@ -146,8 +163,10 @@ _BINARY = {
     "SHL": np.left_shift, "SHR": np.right_shift, "GCD": np.gcd,
     "FLOOR_DIV": _errstate(np.floor_divide),
 }
+# ops whose function takes out= (numpy ufuncs, or _int_safe_div): see ops/core.py
+_BINARY_OUT = frozenset({"ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM"})
 for _code, _fn in _BINARY.items():
-    _register_binary(_code, _fn)
+    _register_binary(_code, _fn, accepts_out=_code in _BINARY_OUT)
 
 
 def _alpha(op: str, alpha: Any, *operands: Any) -> dict:
@@ -354,8 +373,11 @@ def _via_f64(fn: Callable) -> Callable:
     return lambda x: np.asarray(fn(np.asarray(x, np.float64)), np.float64)
 
 
-def _rsqrt(x: Any) -> Any:
-    return 1.0 / np.sqrt(x)
+def _rsqrt(x: Any, out: np.ndarray | None = None) -> Any:
+    if out is None:
+        return 1.0 / np.sqrt(x)
+    np.sqrt(x, out=out)
+    return np.divide(1.0, out, out=out)
 
 
 def _sign(x: Any) -> Any:
@@ -364,8 +386,13 @@ def _sign(x: Any) -> Any:
     return np.where(np.isnan(out), 0, out) if out.dtype.kind == "f" else out
 
 
-def _sigmoid(x: Any) -> Any:
-    return 1.0 / (1.0 + np.exp(-x))
+def _sigmoid(x: Any, out: np.ndarray | None = None) -> Any:
+    if out is None:
+        return 1.0 / (1.0 + np.exp(-x))
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(1.0, out, out=out)
+    return np.divide(1.0, out, out=out)
 
 
 _UNARY: dict[str, tuple[Callable, str]] = {
@@ -388,15 +415,19 @@ _UNARY: dict[str, tuple[Callable, str]] = {
 }
 
 
-def _register_unary(opcode: str, fn: Callable) -> None:
+def _register_unary(opcode: str, fn: Callable, accepts_out: bool) -> None:
     def compute(xs: list, at: dict) -> Any:
         with np.errstate(all="ignore"):
+            if accepts_out:
+                return fn(xs[0], out=_out_for(at, xs[0]))
             return fn(xs[0])
-    register(opcode)(compute)
+    register(opcode, accepts_out=accepts_out)(compute)
 
 
 for _code, (_fn, _kind) in _UNARY.items():
-    _register_unary(_code, _fn)
+    # ufuncs take out=, and so do the two compositions written for it
+    _register_unary(_code, _fn, _kind != "bool" and (isinstance(_fn, np.ufunc)
+                                                      or _fn in (_rsqrt, _sigmoid)))
 
 # Opcodes whose every output element depends only on the input elements at the same index
 # (broadcast extent-1 dims aside): the tile executor may run many tiles of them as one call.
