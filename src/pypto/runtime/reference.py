@@ -19,11 +19,19 @@ from pypto.ir.operation import Operation
 from pypto.ir.program import Block, If, Loop, Program, Seq
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.ops.core import REGISTRY
+from pypto.runtime.fusion import Chain, plan_block, run_chain, storage_users
 from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, fast_evaluate
 
 
 class ReferenceExecutor:
-    """Executes one call of a compiled kernel on concrete buffers."""
+    """Executes one call of a compiled kernel on concrete buffers.
+
+    Runs of row-local ops run chunk by chunk (runtime/fusion.py) with bit-identical results;
+    `fuse = False` runs every op on its own (tests compare both)."""
+
+    fuse = True
+    chunk_bytes = 256 << 10       # one chunk of the widest result: fits the L2 cache
+    chunk_min_bytes = 1 << 20     # smaller chains stay in cache op by op anyway
 
     def __init__(self, program: Program, bindings: dict[str, int],
                  arg_arrays: dict[int, np.ndarray]):
@@ -34,6 +42,9 @@ class ReferenceExecutor:
         self.block_instances: Counter[str] = Counter()
         self._static_shapes: dict[int, tuple[int, ...]] = {}
         self._storage_names = {p.value.storage.id: p.name for p in program.params}
+        self.chunked_ops = 0        # ops that ran as part of a chunked chain
+        self._plans: dict[int, list] = {}   # id(block) -> its ops with chains grouped
+        self._users: dict[int, set[int]] | None = None
 
     # ---- symbolic values ----
     def ev(self, e: Expr) -> int:
@@ -186,5 +197,22 @@ class ReferenceExecutor:
 
     def run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
-        for op in block.ops:
-            self.run_op(op)
+        if not self.fuse:
+            for op in block.ops:
+                self.run_op(op)
+            return
+        for item in self._plan(block):
+            if isinstance(item, Chain):
+                if not run_chain(self, item):
+                    for op in item.ops + ([item.sink] if item.sink is not None else []):
+                        self.run_op(op)
+            else:
+                self.run_op(item)
+
+    def _plan(self, block: Block) -> list:
+        plan = self._plans.get(id(block))
+        if plan is None:
+            if self._users is None:
+                self._users = storage_users(self.program)
+            plan = self._plans[id(block)] = plan_block(block, self._users)
+        return plan

@@ -1,0 +1,356 @@
+"""Chunked execution of row-local op chains for the reference executor.
+
+Takes a Block's ops → `Chain`s (maximal runs of consecutive row-local ops, plus the assemble
+that writes their result, if any) that `run_chain` executes chunk by chunk over one leading
+axis. Keeps: results bit-identical to running the ops one by one, because every op runs the same
+compute function on the same rows with the same dtype rounding: elementwise ops and casts work
+per element, and a reduction only reduces axes after the chunked one, so each row is reduced
+from the same contiguous data as before.
+
+Why: op by op, softmax at 1024x4096 allocated a fresh 16 MiB array per op (page faults on each)
+and streamed every intermediate through memory; that was over half its time. Chunk by chunk
+the intermediates are cache-sized, and only values read outside the chain are materialised.
+
+A chain only runs chunked when, with the real shapes: every result has the same extent N > 1
+on the chunk axis (the first axis where some result is longer than 1, all earlier axes being
+1) and the same valid extent there; every other input is either cut the same way or has
+extent 1 on that axis (broadcast whole); no reduction touches the chunk axis or an earlier
+one; and the chain is big enough for chunking to pay. Otherwise its ops run one by one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
+from pypto.errors import PyptoRuntimeError
+from pypto.ir.operation import Operation
+from pypto.ir.program import Block, Program
+from pypto.ir.tensor import StorageKind
+from pypto.ops.core import REGISTRY
+from pypto.ops.elementwise import POINTWISE
+from pypto.ops.shape import _write_region
+from pypto.symbolic import Expr, reads_elements
+
+if TYPE_CHECKING:
+    from pypto.runtime.reference import ReferenceExecutor
+
+# Ops whose every output element depends only on input elements at the same index (broadcast
+# extent-1 dims aside). NOTE: CEIL_DIV is left out: its range error names the worst value of
+# the whole tensor, which a chunk cannot know.
+ELEMENTWISE = POINTWISE | {"CAST", "ROUND", "LRELU", "WHERE", "CLIP"}
+# Reductions along `dims`: row-local when the chunk axis comes before every reduced dim.
+REDUCTIONS = frozenset({"REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_MEAN",
+                        "REDUCE_VAR", "ARGMAX", "ARGMIN"})
+
+
+@dataclass(eq=False)
+class Chain:
+    """Consecutive row-local ops of one block. `internal` holds the ids of results nothing
+    outside the chain (or its sink) reads; `sink` is an assemble of the last result."""
+
+    ops: list[Operation]
+    internal: frozenset[int]
+    sink: Operation | None = None
+
+
+def storage_users(program: Program) -> dict[int, set[int]]:
+    """Storage id -> ids of the ops that read it or write into it (not the op creating it)."""
+    users: dict[int, set[int]] = {}
+    for block in program.blocks():
+        for op in block.ops:
+            for v in op.inputs:
+                users.setdefault(v.storage.id, set()).add(op.id)
+            if REGISTRY[op.opcode].writes:
+                for v in op.outputs:
+                    users.setdefault(v.storage.id, set()).add(op.id)
+    return users
+
+
+def plan_block(block: Block, users: dict[int, set[int]]) -> list[Operation | Chain]:
+    """The block's ops in program order, with each run of row-local ops grouped as a Chain."""
+    items: list[Operation | Chain] = []
+    run: list[Operation] = []
+    for op in block.ops + [None]:
+        if op is not None and _row_local(op) and (not run or _rank(op) == _rank(run[0])):
+            run.append(op)
+            continue
+        if run:
+            sink = op if op is not None and _assembles(op, run) else None
+            items.append(_chain(run, sink, users))
+            run = []
+            if sink is not None:
+                continue
+        if op is not None:
+            if _row_local(op):
+                run.append(op)
+            else:
+                items.append(op)
+    return items
+
+
+def _rank(op: Operation) -> int:
+    return op.outputs[0].rank
+
+
+def _row_local(op: Operation) -> bool:
+    if op.opcode in REDUCTIONS:
+        if not op.attrs.get("keepdim"):
+            return False
+    elif op.opcode not in ELEMENTWISE:
+        return False
+    if len(op.outputs) != 1 or op.outputs[0].storage.kind is not StorageKind.TEMP:
+        return False
+    rank = _rank(op)
+    if any(v.rank > rank for v in op.inputs):
+        return False
+    exprs = [e for v in op.inputs + op.outputs for e in v.shape + v.valid_shape]
+    exprs += list(_attr_exprs(op.attrs.values()))
+    # an element read would be evaluated before the chain's earlier results exist
+    return not any(reads_elements(e) for e in exprs)
+
+
+def _attr_exprs(values: Iterable[Any]) -> Iterable[Expr]:
+    for a in values:
+        if isinstance(a, Expr):
+            yield a
+        elif isinstance(a, (tuple, list)):
+            yield from _attr_exprs(a)
+
+
+def _assembles(op: Operation, run: list[Operation]) -> bool:
+    """`op` copies the run's last result into a buffer none of the run's ops produce."""
+    if op.opcode != "ASSEMBLE" or op.inputs[0] is not run[-1].outputs[0]:
+        return False
+    return all(r.outputs[0].storage is not op.outputs[0].storage for r in run)
+
+
+def _chain(ops: list[Operation], sink: Operation | None,
+           users: dict[int, set[int]]) -> Chain:
+    inside = {op.id for op in ops} | ({sink.id} if sink is not None else set())
+    internal = frozenset(op.outputs[0].id for op in ops
+                         if users.get(op.outputs[0].storage.id, set()) <= inside)
+    return Chain(ops, internal, sink)
+
+
+# --------------------------------------------------------------------------------------------
+# Running a chain
+
+_CHAIN, _ROWS, _WHOLE = 0, 1, 2   # where an input comes from: a chain result, cut rows, as is
+
+
+@dataclass(eq=False)
+class _Step:
+    op: Operation
+    compute: Any
+    attrs: dict[str, Any]
+    sources: list[tuple[int, Any, np.dtype | None]]   # (kind, value id or array, widen to)
+    chunked_inputs: list[bool]
+    in_valid: list[tuple[int, ...]]
+    out_valid: tuple[int, ...]
+    target: np.dtype
+    use_out: bool                     # the op may compute into an array we give it
+    full: np.ndarray | None = None    # the materialised result
+    sink: np.ndarray | None = None    # the assemble destination region
+    buffer: np.ndarray | None = None  # one chunk of an internal result, reused by every chunk
+
+
+def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
+    """Run `chain` (and its sink) chunk by chunk; False if it does not qualify (nothing ran)."""
+    plan = _plan(ex, chain)
+    if plan is None:
+        return False
+    steps, axis, extent, rows_per_chunk, sink_fused = plan
+    for start in range(0, extent, rows_per_chunk):
+        stop = min(start + rows_per_chunk, extent)
+        _run_chunk(steps, axis, start, stop)
+    for step in steps:
+        if step.full is not None:
+            ex.arrays[step.op.outputs[0].storage.id] = step.full
+    if chain.sink is not None:
+        if sink_fused:
+            ex.written.add(chain.sink.outputs[0].storage.id)
+        else:
+            ex.run_op(chain.sink)
+    return True
+
+
+def _run_chunk(steps: list[_Step], axis: int, start: int, stop: int) -> None:
+    n = stop - start
+    rows = (slice(None),) * axis + (slice(start, stop),)
+    values: dict[int, np.ndarray] = {}
+    for step in steps:
+        arrays = []
+        for kind, src, widen in step.sources:
+            arr = values[src] if kind == _CHAIN else src[rows] if kind == _ROWS else src
+            arrays.append(arr if widen is None else arr.astype(widen))
+        attrs = dict(step.attrs)
+        attrs["_in_valid"] = [_with(v, axis, n) if c else v
+                              for v, c in zip(step.in_valid, step.chunked_inputs)]
+        out_valid = _with(step.out_valid, axis, n)
+        attrs["_out_valid"] = out_valid
+        full = None if step.full is None else step.full[
+            tuple(slice(start, stop) if d == axis else slice(0, e)
+                  for d, e in enumerate(step.out_valid))]
+        sink = None if step.sink is None else step.sink[rows]
+        out = None
+        if step.use_out:
+            out = next((a for a in (sink, full) if a is not None and a.flags.c_contiguous),
+                       None if step.buffer is None else step.buffer[rows[:axis] + (slice(0, n),)])
+            attrs["_out"] = out
+        r = np.asarray(step.compute(arrays, attrs))
+        if r.dtype != step.target:
+            with np.errstate(all="ignore"):
+                r = r.astype(step.target)
+        if r.shape != out_valid:
+            raise PyptoRuntimeError(f"internal: {step.op.opcode} produced shape "
+                                    f"{list(r.shape)} but its valid shape is {list(out_valid)}",
+                                    step.op.loc)
+        values[step.op.outputs[0].id] = r
+        for dst in (full, sink):
+            if dst is not None and r is not dst:   # not already computed into it
+                dst[...] = r
+
+
+def _with(t: tuple[int, ...], axis: int, n: int) -> tuple[int, ...]:
+    return t[:axis] + (n,) + t[axis + 1:]
+
+
+def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
+    outs = [op.outputs[0] for op in chain.ops]
+    shapes = [ex.shape(v.shape) for v in outs]
+    axis = next((d for d in range(len(shapes[0])) if any(s[d] > 1 for s in shapes)), None)
+    if axis is None:
+        return None
+    extent = max(s[axis] for s in shapes)
+    row_bytes = max(_row_elements(s, axis) for s in shapes) * 4
+    if extent * row_bytes < ex.chunk_min_bytes:
+        return None
+    hoisted = _hoisted(chain.ops, shapes, axis)
+    if hoisted is None or chain.ops[-1] in hoisted:
+        return None
+    chunked_ops = [op for op in chain.ops if op not in hoisted]
+    produced = {op.outputs[0].id for op in chunked_ops}
+    checked = _check(ex, chunked_ops, produced, axis, extent)
+    if checked is None:
+        return None
+    valid_extent, valids = checked
+    for op in chain.ops:
+        if op in hoisted:
+            ex.run_op(op)   # computed whole; the chunks read it as a broadcast input
+    steps: list[_Step] = []
+    externals: list[np.ndarray] = []
+    for op, (out_valid, in_valids) in zip(chunked_ops, valids):
+        out = op.outputs[0]
+        shape = ex.shape(out.shape)
+        opdef = REGISTRY[op.opcode]
+        attrs = {k: ex._attr(a) for k, a in op.attrs.items()}
+        attrs["_loc"] = op.loc
+        sources, chunked = [], []
+        for v, valid in zip(op.inputs, in_valids):
+            widen = compute_dtype(v.dtype) if opdef.widen and is_low_precision(v.dtype) else None
+            if v.id in produced:
+                sources.append((_CHAIN, v.id, widen))
+                chunked.append(True)
+                continue
+            arr = ex.array_of(v, op)[tuple(slice(0, n) for n in valid)]
+            cut = v.rank == len(shape) and ex.shape(v.shape)[axis] != 1
+            sources.append((_ROWS if cut else _WHOLE, arr, widen))
+            chunked.append(cut)
+            externals.append(arr)
+        target = np.dtype(to_numpy(out.dtype))
+        # NOTE: out= only where the result dtype is the inputs' (no extra rounding step)
+        use_out = opdef.accepts_out and all(
+            (w if w is not None else np.dtype(to_numpy(v.dtype))) == target
+            for (_, _, w), v in zip(sources, op.inputs))
+        step = _Step(op, opdef.compute, attrs, sources, chunked, in_valids, out_valid, target,
+                     use_out)
+        if out.id not in chain.internal:
+            make = np.empty if out_valid == shape else np.zeros
+            step.full = make(shape, dtype=step.target)
+        steps.append(step)
+    sink_fused = chain.sink is not None and _fuse_sink(ex, chain.sink, steps[-1], externals)
+    rows = max(1, ex.chunk_bytes // row_bytes)
+    for step in steps:
+        if step.use_out:
+            step.buffer = np.empty(_with(step.out_valid, axis, min(rows, valid_extent)),
+                                   step.target)
+    ex.chunked_ops += len(chunked_ops)
+    return steps, axis, valid_extent, rows, sink_fused
+
+
+def _hoisted(ops: list[Operation], shapes: list[tuple[int, ...]], axis: int) -> set | None:
+    """The ops to run whole before the chunks: results of extent 1 on the chunk axis (e.g. a
+    cast of a [1, D] weight) computed from inputs the chain does not cut."""
+    hoisted: set[Operation] = set()
+    cut: set[int] = set()   # ids of results computed chunk by chunk
+    for op, shape in zip(ops, shapes):
+        if all(s == 1 for s in shape[:axis + 1]) and not any(v.id in cut for v in op.inputs):
+            hoisted.add(op)
+        elif any(s != 1 for s in shape[:axis]):
+            return None
+        else:
+            cut.add(op.outputs[0].id)
+    return hoisted
+
+
+def _check(ex: "ReferenceExecutor", ops: list[Operation], produced: set[int], axis: int,
+           extent: int) -> tuple | None:
+    """(valid extent on the chunk axis, per op (output valid, input valids)) if every op can
+    run chunk by chunk, else None."""
+    valid_extent = None
+    valids = []
+    for op in ops:
+        out = op.outputs[0]
+        shape = ex.shape(out.shape)
+        out_valid = ex._clip(ex.shape(out.valid_shape), shape)
+        if shape[axis] != extent or 0 in out_valid:
+            return None
+        if valid_extent is None:
+            valid_extent = out_valid[axis]
+        if out_valid[axis] != valid_extent:
+            return None
+        if op.opcode in REDUCTIONS and min(ex._attr(op.attrs["dims"])) <= axis:
+            return None
+        in_valids = []
+        for v in op.inputs:
+            v_shape = ex.shape(v.shape)
+            valid = ex._clip(ex.shape(v.valid_shape), v_shape)
+            in_valids.append(valid)
+            if v.id in produced:
+                continue
+            d = axis - (len(shape) - len(v_shape))   # v's dim aligned with the chunk axis
+            if d >= 0 and any(s != 1 for s in v_shape[:d]):
+                return None
+            if d >= 0 and v_shape[d] != 1 and (d != axis or v_shape[d] != extent
+                                                 or valid[d] != valid_extent):
+                return None   # only inputs of the chain's rank are cut, all alike
+        valids.append((out_valid, in_valids))
+    return valid_extent, valids
+
+
+def _row_elements(shape: tuple[int, ...], axis: int) -> int:
+    n = 1
+    for s in shape[axis + 1:]:
+        n *= s
+    return n
+
+
+def _fuse_sink(ex: "ReferenceExecutor", sink: Operation, last: _Step,
+               externals: list[np.ndarray]) -> bool:
+    """Point the last step at the assemble's destination region, unless that region may
+    overlap an input of the chain (then the assemble runs afterwards, on the whole result)."""
+    dst = ex._destination(sink.outputs[0], sink)
+    if any(np.may_share_memory(dst, a) for a in externals):
+        if last.full is None:
+            shape = ex.shape(last.op.outputs[0].shape)
+            make = np.empty if last.out_valid == shape else np.zeros
+            last.full = make(shape, dtype=last.target)
+        return False
+    attrs = {k: ex._attr(a) for k, a in sink.attrs.items()}
+    attrs["_loc"] = sink.loc
+    src = np.broadcast_to(np.zeros((), last.target), last.out_valid)
+    last.sink = dst[_write_region("assemble writes", src, dst, attrs)]
+    return True
