@@ -63,3 +63,19 @@ def samples() -> Path:
 def shuffled() -> SimResult:
     """The same run with tasks, AICPU runs and flows in reverse order."""
     return make_result(shuffle=True)
+
+
+@pytest.fixture
+def odd_result() -> SimResult:
+    """The run with every rare case the writer handles: ties between AICPU events, a
+    zero-duration task, a merge dict JSON must convert, AICPU args that share keys with the
+    task args (with other types), non-finite numbers."""
+    result = make_result()
+    result.aicpu += [AicpuRun(1, "dispatch", 800, 1000, {"z": 1}),
+                     AicpuRun(1, "dispatch", 800, 1000, {"a": [1, 2]}),
+                     AicpuRun(2, "resolve", 1100, 1200, {"window": "w0", "cost": 3,
+                                                         "merge": None, "x": float("nan")})]
+    result.tasks[3].end = result.tasks[3].start
+    result.tasks[3].task.merge = {"a": (1, 2), 3: "x", "s": {2, 1}}
+    result.tasks[0].hbm_bytes = float("inf")
+    return result

@@ -6,8 +6,8 @@ from collections import Counter
 import pytest
 
 from pypto.profiling.swimlane import (FLOW_NAME, format_summary, lane_tid, read_swimlane,
-                                      stable_hash, summarize, swimlane_events, task_id,
-                                      write_swimlane)
+                                      stable_hash, summarize, task_id)
+from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
 
 PYPTO_ARGS = ["event-hint", "ioperand-hint", "ooperand-hint", "execution-hint", "color",
               "taskId", "seqNo"]

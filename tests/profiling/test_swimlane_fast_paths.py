@@ -1,22 +1,48 @@
 """The swimlane writer's and reader's fast paths give what the plain ones would: the text of
-`json.dumps` per event, and the same parse whether lanes are declared before or after their
-tasks, streamed or in memory."""
+`json.dumps` per event, the viewer page of the parsed file from the run's columns, and the
+same parse whether lanes are declared before or after their tasks, streamed or in memory."""
 import json
 
+import pytest
+
 from pypto.profiling.output import _write_viewer
-from pypto.profiling.swimlane import (_event_json, parse_swimlane, read_swimlane, swimlane_events,
-                                      write_swimlane)
+from pypto.profiling.run_columns import latest_pred_ends, run_columns
+from pypto.profiling.swimlane import parse_swimlane, read_swimlane
+from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
+from pypto.toolkit.viewer.pack import pack, pack_run
+
+# the conftest runs: plain, in reverse input order, and one with every rare case
+RESULTS = ["result", "shuffled", "odd_result"]
 
 
-def test_fast_event_text_is_json_dumps(result):
-    """Flow and counter events are formatted directly; the text equals json.dumps."""
-    events = swimlane_events(result)["traceEvents"]
-    assert {e["ph"] for e in events} >= {"M", "X", "s", "f", "C"}
-    odd = [{"ph": "C", "name": "n", "pid": 1, "tid": 1, "ts": float("nan"), "args": {"size": 2}},
-           {"cat": "x", "id": 1, "name": "x", "ph": "s", "pid": 1, "tid": 3, "ts": 1.5},
-           {"ph": "C", "name": "n", "pid": 1, "tid": 1, "ts": 1, "args": {"size": 1.5}}]
-    for e in events + odd:
-        assert _event_json(e) == json.dumps(e)
+def _expected_text(doc):
+    """The file text of a trace object, event by event through json.dumps."""
+    events = ",\n".join(map(json.dumps, doc["traceEvents"]))
+    return f'{{"traceEvents": [\n{events}\n], "otherData": {json.dumps(doc["otherData"])}}}\n'
+
+
+@pytest.mark.parametrize("name", RESULTS)
+def test_written_text_is_json_dumps_of_each_event(name, request, tmp_path):
+    """The templates give exactly the encoder's text of every event."""
+    path = write_swimlane(request.getfixturevalue(name), tmp_path / "s.json")
+    text = path.read_text()
+    doc = json.loads(text)
+    assert {e["ph"] for e in doc["traceEvents"]} >= {"M", "X", "s", "f", "C"}
+    assert text == _expected_text(doc)
+
+
+@pytest.mark.parametrize("name", RESULTS)
+def test_page_from_columns_equals_page_of_the_file(name, request, tmp_path):
+    """pack_run of the columns is pack of the parsed file, key for key."""
+    cols = run_columns(request.getfixturevalue(name))
+    data = read_swimlane(write_swimlane(cols, tmp_path / "s.json"))
+    assert json.dumps(pack_run(cols, "t")) == json.dumps(pack(data, "t"))
+
+
+def test_latest_pred_ends_take_flows_and_own_preds(result):
+    result.flows = [(0, 2)]                         # t1 -> t2 only in t2's own preds
+    result.tasks[2].task.preds.append(99)           # not a task of the run: ignored
+    assert latest_pred_ends(result) == {2: 3200.0, 3: 9000.0}
 
 
 def test_parse_in_memory_equals_file(result, tmp_path):
@@ -34,21 +60,12 @@ def test_lanes_declared_after_their_tasks(result):
     assert last == first and last.aicpu == first.aicpu and len(first.tasks) == 4
 
 
-def test_viewer_from_data_equals_viewer_from_file(result, tmp_path):
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
+def test_viewer_from_columns_data_or_file_is_one_page(result, tmp_path):
+    pages = []
     path = write_swimlane(result, tmp_path / "s.json")
-    _write_viewer(path, str(tmp_path / "a"))
-    _write_viewer(parse_swimlane(swimlane_events(result)), str(tmp_path / "b"))
-    assert (tmp_path / "a" / "swimlane.html").read_text() == \
-        (tmp_path / "b" / "swimlane.html").read_text()
-
-
-def test_parts_write_and_parse_as_the_whole_document(result, tmp_path):
-    """write_run's path (swimlane_parts -> write_parts, swimlane_data) gives the bytes and the
-    parse of the plain one (swimlane_events -> write_trace, parse_swimlane)."""
-    from pypto.profiling.swimlane import swimlane_data, swimlane_parts, write_parts, write_trace
-    a = write_parts(swimlane_parts(result), tmp_path / "a.json")
-    b = write_trace(swimlane_events(result), tmp_path / "b.json")
-    assert a.read_bytes() == b.read_bytes()
-    assert swimlane_data(swimlane_parts(result)) == read_swimlane(b)
+    for name, data in (("a", path), ("b", parse_swimlane(swimlane_events(result))),
+                       ("c", run_columns(result))):
+        (tmp_path / name).mkdir()
+        _write_viewer(data, str(tmp_path / name))
+        pages.append((tmp_path / name / "swimlane.html").read_text())
+    assert pages[0] == pages[1] == pages[2]

@@ -17,8 +17,9 @@ from pypto.ir.dump import dump_program
 from pypto.ir.program import Program
 from pypto.machine.result import SimResult
 from pypto.profiling.reports import one_line_summary, write_reports
-from pypto.profiling.swimlane import (SwimlaneData, read_swimlane, swimlane_data,
-                                      swimlane_parts, write_parts)
+from pypto.profiling.run_columns import RunColumns, run_columns
+from pypto.profiling.swimlane import SwimlaneData, read_swimlane
+from pypto.profiling.swimlane_writer import write_swimlane
 
 
 @contextlib.contextmanager
@@ -43,26 +44,28 @@ def write_run(result: SimResult, program: Program, folder: str) -> str:
 
 def _write_run(result: SimResult, program: Program, folder: str) -> str:
     os.makedirs(folder, exist_ok=True)
-    parts = swimlane_parts(result)
-    swimlane = write_parts(parts, os.path.join(folder, "merged_swimlane.json"))
-    # NOTE: the viewer parses the events just written from memory, not from the file: the
-    # same data (JSON round-trips our numbers and strings exactly) without reading it back
-    _write_viewer(swimlane_data(parts), folder)
-    del parts
+    # NOTE: the trace and its viewer page are both made from one set of columns: the page
+    # shows what the toolkit's `view` of the file would, without parsing the file back
+    columns = run_columns(result)
+    swimlane = write_swimlane(columns, os.path.join(folder, "merged_swimlane.json"))
+    _write_viewer(columns, folder)
+    pred_ends = columns.pred_ends
+    del columns
     if not os.path.exists(os.path.join(folder, "program.json")):
         dump_program(program, folder)
-    write_reports(result, folder)
+    write_reports(result, folder, pred_ends)
     print(f"[pypto] {one_line_summary(result)} -> {swimlane}", file=sys.stderr)
     return folder
 
 
-def _write_viewer(data: SwimlaneData | str | os.PathLike, folder: str) -> None:
-    """`swimlane.html` beside the trace, from the trace's parsed events (or the trace file at
-    that path), so the page shows exactly what the toolkit's `view` of the file would."""
+def _write_viewer(data: RunColumns | SwimlaneData | str | os.PathLike, folder: str) -> None:
+    """`swimlane.html` beside the trace, from the run's columns, the trace's parsed events or
+    the trace file at that path: the page shows exactly what the toolkit's `view` of the file
+    would."""
     # NOTE: imported here: the toolkit is a later stage than profiling and imports it
     from pypto.toolkit.viewer import render_view_html
 
-    if not isinstance(data, SwimlaneData):
+    if not isinstance(data, (RunColumns, SwimlaneData)):
         data = read_swimlane(data)
     graph = os.path.join(folder, "graph.html")
     render_view_html(data, os.path.join(folder, "swimlane.html"),

@@ -40,9 +40,10 @@ import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from pypto.machine.result import SimResult, TaskRun
+from pypto.machine.result import SimResult
+from pypto.profiling.run_columns import latest_pred_ends
 from pypto.profiling.swimlane import SwimlaneData, task_id
 
 _WIDTH = 60                     # PyPTO's report banner width
@@ -235,9 +236,10 @@ def one_line_summary(result: SimResult) -> str:
 # bubble analysis
 # ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class LaneTask:
-    """A task on a lane, in us; `ready` = latest predecessor end (None: no predecessor)."""
+class LaneTask(NamedTuple):
+    """A task on a lane, in us; `ready` = latest predecessor end (None: no predecessor).
+    NOTE: named tuples, not dataclasses: a run makes one per task, and a frozen dataclass is
+    several times slower to build."""
 
     key: int                    # PyPTO TaskId
     label: str                  # the swimlane event name
@@ -246,8 +248,7 @@ class LaneTask:
     ready: float | None
 
 
-@dataclass(frozen=True)
-class TaskWait:
+class TaskWait(NamedTuple):
     key: int
     label: str
     lane: str
@@ -295,25 +296,23 @@ def analyze_bubbles(lanes: list[tuple[str, list[LaneTask]]]) -> list[LaneBubbles
     return out
 
 
-def bubbles_from_result(result: SimResult) -> list[LaneBubbles]:
-    """Bubble analysis of every AIC and AIV lane of `result` (idle lanes included)."""
-    by_id = {r.task.id: r for r in result.tasks}
-    preds: dict[int, set[int]] = defaultdict(set)
-    for p, s in result.flows:
-        preds[s].add(p)
+def bubbles_from_result(result: SimResult,
+                        pred_ends: dict[int, float] | None = None) -> list[LaneBubbles]:
+    """Bubble analysis of every AIC and AIV lane of `result` (idle lanes included).
+    `pred_ends`: `run_columns.latest_pred_ends(result)`, when already computed."""
+    if pred_ends is None:
+        pred_ends = latest_pred_ends(result)
     lanes: dict[tuple[str, int], list[LaneTask]] = {
         (core, i): [] for core, n in (("AIC", result.aic), ("AIV", result.aiv))
         for i in range(n)}
-
-    def lane_task(r: TaskRun) -> LaneTask:
-        t = r.task
-        ends = [by_id[p].end for p in preds[t.id] | set(t.preds) if p in by_id]
-        return LaneTask(task_id(t.instance, t.call),
-                        f"{t.window}-{t.instance}-{t.call}-{t.root_index}-{t.leaf_index}"
-                        f"({t.label})", result.us(r.start), result.us(r.end),
-                        result.us(max(ends)) if ends else None)
+    mhz = result.clock_mhz
     for r in result.tasks:
-        lanes.setdefault((r.task.core, r.core_index), []).append(lane_task(r))
+        t = r.task
+        ready = pred_ends.get(t.id)
+        lanes.setdefault((t.core, r.core_index), []).append(LaneTask(
+            task_id(t.instance, t.call),
+            f"{t.window}-{t.instance}-{t.call}-{t.root_index}-{t.leaf_index}({t.label})",
+            r.start / mhz, r.end / mhz, None if ready is None else ready / mhz))
     named = [(f"{core}_{i + 1 if core == 'AIC' else result.aic + i + 1}", tasks)
              for (core, i), tasks in sorted(lanes.items())]
     return analyze_bubbles(named)
@@ -361,16 +360,19 @@ def format_bubbles(lanes: list[LaneBubbles], top: int = 10, per_lane: int = 3) -
     return "\n".join(out) + "\n"
 
 
-def bubble_report(result: SimResult) -> str:
-    """Per-core busy / idle / wait report of `result` (us), modelled on bubble_analysis.log."""
-    return format_bubbles(bubbles_from_result(result))
+def bubble_report(result: SimResult, pred_ends: dict[int, float] | None = None) -> str:
+    """Per-core busy / idle / wait report of `result` (us), modelled on bubble_analysis.log
+    (`pred_ends` as for `bubbles_from_result`)."""
+    return format_bubbles(bubbles_from_result(result, pred_ends))
 
 
-def write_reports(result: SimResult, folder: str | os.PathLike) -> list[Path]:
-    """Write `stat.report.txt` and `bubble_analysis.log` into `folder`; returns their paths."""
+def write_reports(result: SimResult, folder: str | os.PathLike,
+                  pred_ends: dict[int, float] | None = None) -> list[Path]:
+    """Write `stat.report.txt` and `bubble_analysis.log` into `folder`; returns their paths
+    (`pred_ends` as for `bubbles_from_result`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     stat, bubble = folder / "stat.report.txt", folder / "bubble_analysis.log"
     stat.write_text(stats_report(result))
-    bubble.write_text(bubble_report(result))
+    bubble.write_text(bubble_report(result, pred_ends))
     return [stat, bubble]

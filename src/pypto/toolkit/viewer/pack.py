@@ -1,24 +1,33 @@
-"""Pack a parsed swimlane into the compact, columnar form the viewer page embeds.
+"""Pack a swimlane into the compact, columnar form the viewer page embeds.
 
-Takes a `SwimlaneData` → a JSON-able dict: lanes in display order, one array per task field
-(lane, start, dur and string-table indices for name / leaf / root / label), every `args` key as
-one column (numbers kept as numbers, anything else interned in the run's string table, -1 or
-null where a task lacks the key) and the flows as two index arrays. Keeps: task `i` of the page
-is `data.tasks[i]` for `i < n_core`, then the AICPU events in order, so flow indices need no
-remapping. Columns instead of one object per task keep the page small and let the browser load
-them straight into typed arrays; nothing of the raw trace text is kept.
+Takes a parsed swimlane (`SwimlaneData`, `pack`) or the columns of a run just simulated
+(`profiling.run_columns.RunColumns`, `pack_run`) → a JSON-able dict: lanes in display order,
+one array per task field (lane, start, dur and string-table indices for name / leaf / root /
+label), every `args` key as one column (numbers kept as numbers, anything else interned in the
+run's string table, -1 or null where a task lacks the key) and the flows as two index arrays.
+Keeps: task `i` of the page is `data.tasks[i]` for `i < n_core`, then the AICPU events in
+order, so flow indices need no remapping; `pack_run(cols)` equals `pack` of the parsed file
+that `cols` is written as. Columns instead of one object per task keep the page small and let
+the browser load them straight into typed arrays; nothing of the raw trace text is kept.
 """
 from __future__ import annotations
 
 import json
 import re
+from itertools import repeat
 from typing import Any
 
-from pypto.profiling.swimlane import SwimlaneData, TaskEvent
+from pypto.profiling.run_columns import RunColumns
+from pypto.profiling.swimlane import (Lane, SliceIndex, SwimlaneData, classify_lane,
+                                      task_label)
 
 # display order of lane kinds, and the group each kind is shown under
 _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
 _HASH = {key: re.compile(rf"\b{key}:(\d+)") for key in ("leafHash", "rootHash")}
+_ABSENT = object()              # an event without the args key
+
+# one args key over the events: ("num", numbers / None) or ("str", strings / None if absent)
+Column = tuple[str, list]
 
 
 class _Strings:
@@ -28,20 +37,24 @@ class _Strings:
         self.index: dict[str, int] = {}
         self.table: list[str] = []
 
-    def __call__(self, s: str) -> int:
-        i = self.index.get(s)
-        if i is None:
-            i = self.index[s] = len(self.table)
-            self.table.append(s)
-        return i
+    def column(self, values: list[str | None]) -> list[int]:
+        """The index of each string (-1 for None); new strings are added in order of first
+        appearance, as interning them one by one would."""
+        index = self.index
+        for s in dict.fromkeys(values):
+            if s is not None and s not in index:
+                index[s] = len(self.table)
+                self.table.append(s)
+        return list(map(index.get, values, repeat(-1)))
 
 
-def _function(task: TaskEvent, key: str, hash_key: str) -> str:
+def _function(args: dict[str, Any], key: str, hash_key: str) -> str:
     """Our `leaf`/`root` arg, else PyPTO's leafHash/rootHash from the event hint, else ""."""
-    value = task.args.get(key)
+    value = args.get(key)
     if value is not None:
         return str(value)
-    m = _HASH[hash_key].search(str(task.args.get("event-hint", "")))
+    hint = str(args.get("event-hint", ""))
+    m = _HASH[hash_key].search(hint) if hash_key in hint else None    # (the test is cheaper)
     return f"{hash_key}:{m.group(1)}" if m else ""
 
 
@@ -49,47 +62,106 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _arg_columns(events: list[TaskEvent], strings: _Strings) -> list[dict[str, Any]]:
-    """One column per args key in first-seen order: {"k", "num": [...]} or {"k", "str": [...]}."""
-    keys: dict[str, None] = {}
-    for e in events:
-        keys.update(dict.fromkeys(e.args))
-    cols = []
+def _is_numeric(values: list) -> bool:
+    return all(v is _ABSENT or v is None or _is_number(v) for v in values)
+
+
+def _texts(values: list) -> list[str | None]:
+    """Each value as the string table keys it: strings as they are, anything else as JSON
+    with sorted keys; None where absent."""
+    return [None if v is _ABSENT else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+            for v in values]
+
+
+def _arg_columns(args: list[dict[str, Any]], first: dict[str, Column] | None = None,
+                 n_first: int = 0) -> dict[str, Column]:
+    """One column per args key, in first-seen order, over `n_first` events already in columns
+    (`first`: every key present on every one of them) followed by the events of `args`."""
+    first = first or {}
+    keys = dict.fromkeys(first)
+    for a in args:
+        keys.update(a)                      # only the keys (and their order) are used
+    cols = {}
     for key in keys:
-        values = [e.args.get(key) for e in events]
-        if all(v is None or _is_number(v) for v in values):
-            cols.append({"k": key, "num": values})
-            continue
-        ids = [-1 if key not in e.args else
-               strings(v if isinstance(v, str) else json.dumps(v, sort_keys=True))
-               for e, v in zip(events, values)]
-        cols.append({"k": key, "str": ids})
+        values = [a.get(key, _ABSENT) for a in args]
+        kind, head = first.get(key, ("absent", None))
+        if kind != "str" and _is_numeric(values):
+            cols[key] = ("num", (head if kind == "num" else [None] * n_first)
+                         + [None if v is _ABSENT else v for v in values])
+        else:
+            head = head if kind == "str" else _texts(head) if kind == "num" else [None] * n_first
+            cols[key] = ("str", head + _texts(values))
     return cols
 
 
-def pack(data: SwimlaneData, title: str) -> dict[str, Any]:
-    """The page data of one run (see the module docstring)."""
-    lanes = sorted(data.lanes.values(),
+def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: list[int], start: list[float],
+          dur: list[float], name: list[str], leaf: list[str], root: list[str], label: list[str],
+          args: dict[str, Column], flows: list[tuple[int | None, int | None]],
+          generator: str, kernel: str) -> dict[str, Any]:
+    """The page data of one run from its event columns (see the module docstring)."""
+    order = sorted(lanes.values(),
                    key=lambda ln: (_KIND_ORDER[ln.kind], ln.number is None, ln.number or 0, ln.tid))
-    lane_pos = {ln.tid: i for i, ln in enumerate(lanes)}
-    events = data.tasks + data.aicpu
+    lane_pos = {ln.tid: i for i, ln in enumerate(order)}
     strings = _Strings()
-    label = [strings(e.label) for e in events]
+    label_ids = strings.column(label)
+    matched = [(s, d) for s, d in flows if s is not None and d is not None]
     return {
         "title": title,
-        "lanes": [[ln.name, ln.kind] for ln in lanes],
-        "n_core": len(data.tasks),
-        "lane": [lane_pos[e.lane] for e in events],
-        "start": [e.start for e in events],
-        "dur": [e.dur for e in events],
-        "name": [strings(e.name) for e in events],
-        "leaf": [strings(_function(e, "leaf", "leafHash")) for e in events],
-        "root": [strings(_function(e, "root", "rootHash")) for e in events],
-        "label": label,
-        "args": _arg_columns(events, strings),
-        "flow_src": [f.src for f in data.flows if f.src is not None and f.dst is not None],
-        "flow_dst": [f.dst for f in data.flows if f.src is not None and f.dst is not None],
+        "lanes": [[ln.name, ln.kind] for ln in order],
+        "n_core": n_core,
+        "lane": list(map(lane_pos.__getitem__, lane)),
+        "start": start,
+        "dur": dur,
+        "name": strings.column(name),
+        "leaf": strings.column(leaf),
+        "root": strings.column(root),
+        "label": label_ids,
+        "args": [{"k": key, "num": values} if kind == "num" else
+                 {"k": key, "str": strings.column(values)} for key, (kind, values) in args.items()],
+        "flow_src": [s for s, _ in matched],
+        "flow_dst": [d for _, d in matched],
         "strings": strings.table,
-        "generator": data.generator,
-        "kernel": str(data.other.get("kernel", "")),
+        "generator": generator,
+        "kernel": kernel,
     }
+
+
+def pack(data: SwimlaneData, title: str) -> dict[str, Any]:
+    """The page data of a parsed swimlane."""
+    events = data.tasks + data.aicpu
+    args = [e.args for e in events]
+    return _page(title, data.lanes, len(data.tasks), [e.lane for e in events],
+                 [e.start for e in events], [e.dur for e in events], [e.name for e in events],
+                 [_function(a, "leaf", "leafHash") for a in args],
+                 [_function(a, "root", "rootHash") for a in args],
+                 [task_label(e.name, e.args) for e in events], _arg_columns(args),
+                 [(f.src, f.dst) for f in data.flows], data.generator,
+                 str(data.other.get("kernel", "")))
+
+
+def pack_run(cols: RunColumns, title: str) -> dict[str, Any]:
+    """The page data of a run's columns: what `pack` gives for the file they are written as."""
+    lanes = {tid: classify_lane(tid, name) for tid, name in cols.lanes}
+    for tid in set(cols.tid) - lanes.keys():            # a task on an undeclared lane
+        lanes[tid] = Lane(tid, str(tid), "other", None)
+    cpu = cols.aicpu
+    cpu_args = [e.args for e in cpu]
+    core_args = {key: ("num" if c.numeric else "str", c.page) for key, c in cols.args.items()}
+    return _page(title, lanes, len(cols.runs), cols.tid + [e.tid for e in cpu],
+                 cols.ts + [e.ts for e in cpu], cols.dur + [e.dur for e in cpu],
+                 cols.name + [e.name for e in cpu],
+                 cols.args["leaf"].page + [_function(a, "leaf", "leafHash") for a in cpu_args],
+                 cols.args["root"].page + [_function(a, "root", "rootHash") for a in cpu_args],
+                 # a task's name ends in "(<label>)" and its color arg is the label
+                 cols.args["color"].page + [task_label(e.name, e.args) for e in cpu],
+                 _arg_columns(cpu_args, core_args if cols.runs else None, len(cols.runs)),
+                 _run_flows(cols), cols.other["generator"], str(cols.other["kernel"]))
+
+
+def _run_flows(cols: RunColumns) -> list[tuple[int | None, int | None]]:
+    """Each flow's (src, dst) task as a reader places its ends on the slices of the file."""
+    index = SliceIndex(cols.tid, cols.ts, [t + d for t, d in zip(cols.ts, cols.dur)])
+    # NOTE: every s end of a task sits at one (tid, ts), every f end too: placed once per task
+    src = list(map(index.source, cols.tid, cols.flow_s_ts))
+    dst = list(map(index.target, cols.tid, cols.ts))
+    return list(zip(map(src.__getitem__, cols.flow_src), map(dst.__getitem__, cols.flow_dst)))

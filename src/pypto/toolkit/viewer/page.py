@@ -18,8 +18,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pypto.profiling.run_columns import RunColumns
 from pypto.profiling.swimlane import SwimlaneData
-from pypto.toolkit.viewer.pack import pack
+from pypto.toolkit.viewer.pack import pack, pack_run
 
 # concatenated in this order into one script: model (data, indexes, statistics), draw (canvas),
 # panels (DOM side panels), main (state, input, test hooks)
@@ -54,8 +55,11 @@ def embed_json(obj: Any) -> str:
     except ValueError:      # a non-finite float somewhere: rare, so only then walk the data
         text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"),
                           default=str)
-    # NOTE: these characters can only occur inside JSON strings, where \uXXXX means the same
-    return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group()], text)
+    # NOTE: these characters can only occur inside JSON strings, where \uXXXX means the same;
+    # most pages have none, and a plain search for each is much faster than the regex scan
+    if any(c in text for c in _JSON_ESCAPES):
+        text = re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group()], text)
+    return text
 
 
 def _graph_src(graph: str | os.PathLike | None, out: Path) -> str | None:
@@ -81,10 +85,12 @@ def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) ->
     return out
 
 
-def render_view_html(trace: SwimlaneData, out_path: str | os.PathLike, title: str = "swimlane",
-                     graph: str | os.PathLike | None = None) -> Path:
-    """The viewer page of one run; `graph` (a graph.html path) adds a Graph tab."""
-    data = {"mode": "view", "runs": [pack(trace, title)],
+def render_view_html(trace: SwimlaneData | RunColumns, out_path: str | os.PathLike,
+                     title: str = "swimlane", graph: str | os.PathLike | None = None) -> Path:
+    """The viewer page of one run (parsed, or the columns of a run just simulated); `graph`
+    (a graph.html path) adds a Graph tab."""
+    run = pack_run(trace, title) if isinstance(trace, RunColumns) else pack(trace, title)
+    data = {"mode": "view", "runs": [run],
             "graph": _graph_src(graph, Path(out_path))}
     return write_page(data, out_path, title)
 

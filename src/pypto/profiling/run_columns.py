@@ -1,0 +1,458 @@
+"""The swimlane events of one simulated run as columns, computed once from a `SimResult`.
+
+Takes a `machine.result.SimResult` → a `RunColumns`: the lanes, the task X events in file order
+(one list per field; each args key as one `ArgColumn` holding both its JSON text and the value
+the viewer keys it by), the AICPU X events, the flows as task positions, the counter samples.
+The JSON writer (`swimlane.write_swimlane`), the viewer page (`toolkit.viewer.pack.pack_run`)
+and the event dicts (`swimlane.swimlane_events`) all read these columns, so nothing is
+computed twice and no per-event dict is built on the way to the files. Keeps: every value is
+the one `swimlane`'s module docstring specifies; the order is the file's order.
+
+NOTE: columns are built with `map` over attribute getters and bound methods (C loops) rather
+than one Python loop per task: a run has ~10k tasks, ~100k flows and ~50k counter samples.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+from typing import Any, Iterable
+
+import numpy as np
+
+from pypto.machine.result import AicpuRun, SimResult, TaskRun
+from pypto.profiling.swimlane import (FLOW_LEAD_US, MAGIC_BASE, aicpu_lane_name, core_lane,
+                                      exact, jsonable, lane_tid, operand_hint, stable_hash)
+
+_json_str = json.encoder.encode_basestring_ascii      # json.dumps of a str (C)
+_NON_FINITE = frozenset(("nan", "inf", "-inf"))
+_BOOL_JSON = {True: "true", False: "false"}
+
+
+def json_numbers(values: list) -> list[str]:
+    """`json.dumps` of each int or float of `values` (repr, except NaN / Infinity)."""
+    texts = list(map(repr, values))
+    if not _NON_FINITE.isdisjoint(texts):
+        texts = [json.dumps(v) if t in _NON_FINITE else t for t, v in zip(texts, values)]
+    return texts
+
+
+@dataclass
+class ArgColumn:
+    """One args key over the task events: `json` is each value as written in the trace;
+    `page` is what the viewer keys it by (the value if `numeric` or a string, else its JSON
+    text with sorted keys, as `pack` derives from a parsed trace)."""
+
+    json: list[str]
+    page: list[Any]
+    numeric: bool
+
+
+def _numeric(values: list) -> ArgColumn:
+    return ArgColumn(json_numbers(values), values, True)
+
+
+def _exact_numbers(values: list) -> ArgColumn:
+    """A numeric column of `exact` values (whole floats as ints)."""
+    kinds = set(map(type, values))
+    if kinds <= {int}:
+        return _numeric(values)
+    if kinds == {float}:
+        a = np.array(values)
+        if (np.abs(a) < 2.0 ** 63).all():           # finite, and whole ones fit int64
+            whole = a == np.trunc(a)
+            if whole.all():
+                return _numeric(a.astype(np.int64).tolist())
+            return _numeric([int(x) if w else x for x, w in zip(values, whole.tolist())])
+    return _numeric(list(map(exact, values)))
+
+
+def _strings(values: list[str]) -> ArgColumn:
+    return ArgColumn(list(map(_json_str, values)), values, False)
+
+
+@dataclass
+class AicpuEvent:
+    """One AICPU X event (us), its args in file key order."""
+
+    tid: int
+    ts: float
+    dur: float
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass
+class RunColumns:
+    """The swimlane of one run (see the module docstring); task positions index `runs`."""
+
+    result: SimResult
+    lanes: list[tuple[int, str]]            # (tid, name) of every declared lane, in order
+    runs: list[TaskRun]                     # the task X events in file order
+    tid: list[int]
+    ts: list[float]
+    dur: list[float]
+    name: list[str]
+    args: dict[str, ArgColumn]              # in the file's key order
+    aicpu: list[AicpuEvent]                 # in file order, after the tasks
+    flow_src: list[int]                     # flow k: runs[flow_src[k]] -> runs[flow_dst[k]]
+    flow_dst: list[int]
+    flow_s_ts: list[float]                  # per task: ts of the s ends it is the source of
+    counters: tuple[list[float], list[str], list[int]]     # (ts, name, size) in file order
+    other: dict[str, Any]
+    pred_ends: dict[int, float]             # `latest_pred_ends(result)`, for the reports
+
+    @property
+    def n_events(self) -> int:
+        return len(self.runs) + len(self.aicpu)
+
+
+def run_columns(result: SimResult) -> RunColumns:
+    runs = sorted(result.tasks, key=_file_order_key(result))
+    tids = [lane_tid(core_lane(result, r.task.core, r.core_index)[0]) for r in runs]
+    mhz = result.clock_mhz
+    starts = list(map(attrgetter("start"), runs))
+    ends = list(map(attrgetter("end"), runs))
+    ts = [s / mhz for s in starts]
+    dur = [(e - s) / mhz for s, e in zip(starts, ends)]
+    tasks = list(map(attrgetter("task"), runs))
+    names = list(map("{0.window}-{0.instance}-{0.call}-{0.root_index}-{0.leaf_index}({0.label})"
+                     .format, tasks))
+    aicpu = _aicpu_events(result)
+    src, dst, s_ts = _flows(result, runs, ts, dur)
+    from pypto import __version__     # NOTE: here: `pypto` may still be initialising at import
+    other = {"generator": f"openpto {__version__}", "kernel": result.kernel,
+             "clock_mhz": result.clock_mhz, "aic": result.aic, "aiv": result.aiv}
+    pred_ends = latest_pred_ends(result)
+    return RunColumns(result, _lanes(result), runs, tids, ts, dur, names,
+                      _task_args(result, runs, tasks, dur), aicpu, src, dst, s_ts,
+                      _counters(result, pred_ends), other, pred_ends)
+
+
+def _file_order_key(result: SimResult):
+    """X events of tasks: by lane, start, end, then task id."""
+    def key(run: TaskRun) -> tuple:
+        return (lane_tid(core_lane(result, run.task.core, run.core_index)[0]), run.start,
+                run.end, run.task.id)
+    return key
+
+
+def _lanes(result: SimResult) -> list[tuple[int, str]]:
+    lanes = [(lane_tid(n), name) for core, count in (("AIC", result.aic), ("AIV", result.aiv))
+             for n, name in (core_lane(result, core, i) for i in range(count))]
+    # thread 0 (control) and every scheduler thread the stats announce, idle or not
+    sched = int(result.stats.get("sched_threads", 0) or 0)
+    threads = sorted({a.thread for a in result.aicpu} | (set(range(sched + 1)) if sched else set()))
+    first_cpu = result.aic + result.aiv + 1
+    return lanes + [(lane_tid(first_cpu + th), aicpu_lane_name(th)) for th in threads]
+
+
+# ----------------------------------------------------------------------------------------------
+# task args
+# ----------------------------------------------------------------------------------------------
+
+def _task_args(result: SimResult, runs: list[TaskRun], tasks: list,
+               dur: list[float]) -> dict[str, ArgColumn]:
+    """The args columns of the task X events, in PyPTO's key order then ours."""
+    def field(name: str) -> list:
+        return list(map(attrgetter(name), tasks))
+    window, instance, call = field("window"), field("instance"), field("call")
+    leaf, root, label = field("leaf"), field("root"), field("label")
+    tid = [(i << 20) + c for i, c in zip(instance, call)]
+    event_hint = list(map("Task:[{}-{}-{}], rootHash:{}, callOpMagic:{}, leafHash:{}, TaskId:{}"
+                          .format, window, instance, call, map(stable_hash, root),
+                          [MAGIC_BASE + c for c in call], map(stable_hash, leaf), tid))
+    cost_fields = ("mte2_bytes", "mte1_bytes", "vector_cycles", "cube_cycles", "mte3_bytes")
+    cost = {k: _exact_numbers(field(k)) for k in cost_fields}
+    cost["empty"] = ArgColumn([_BOOL_JSON[v] if type(v) is bool else json.dumps(v)
+                               for v in field("empty")], [], False)
+    return {
+        "event-hint": _strings(event_hint),
+        "ioperand-hint": _strings(_operand_hints(field("inputs"))),
+        "ooperand-hint": _strings(_operand_hints(field("outputs"))),
+        "execution-hint": _strings(_execution_hints(result, runs, dur)),
+        "color": _strings(label),
+        "taskId": _numeric(tid),
+        "seqNo": _numeric(window),
+        # OpenPTO extensions
+        "leaf": _strings(leaf),
+        "root": _strings(root),
+        "window": _numeric(window),
+        "instance": _numeric(instance),
+        "call": _numeric(call),
+        "core_type": _strings(field("core")),
+        "core_index": _numeric(list(map(attrgetter("core_index"), runs))),
+        "merge": _merge_column(field("merge")),
+        "cost": _object_column(cost),
+        "l2_hit_bytes": _exact_numbers(list(map(attrgetter("l2_hit_bytes"), runs))),
+        "hbm_bytes": _exact_numbers(list(map(attrgetter("hbm_bytes"), runs))),
+        "gm_reads": _gm_reads_column(tasks),
+        "sim_task_id": _numeric(field("id")),
+        "start_cycle": _exact_numbers(list(map(attrgetter("start"), runs))),
+        "end_cycle": _exact_numbers(list(map(attrgetter("end"), runs))),
+    }
+
+
+def _operand_hints(lists: list[list[dict[str, Any]]]) -> list[str]:
+    """`operand_hint` of each list. NOTE: the executor hands every instance of a call op the
+    same operand lists, so each hint is built once per list (keyed by identity: the result
+    keeps the lists alive)."""
+    cache: dict[int, str] = {}
+    out = []
+    for ops in lists:
+        text = cache.get(id(ops))
+        if text is None:
+            text = cache[id(ops)] = operand_hint(ops)
+        out.append(text)
+    return out
+
+
+def _object_column(fields: dict[str, ArgColumn]) -> ArgColumn:
+    """A column of JSON objects with the given fields, in the file in that key order, for the
+    viewer with sorted keys. NOTE: tasks of one leaf mostly share their values: each distinct
+    row is formatted once."""
+    keys = list(fields)
+    by_name = sorted(range(len(keys)), key=keys.__getitem__)
+    in_file = "{{" + ", ".join(f"{_json_str(k)}: {{}}" for k in keys) + "}}"
+    in_page = "{{" + ", ".join(f"{_json_str(keys[i])}: {{{i}}}" for i in by_name) + "}}"
+    rows = list(zip(*(c.json for c in fields.values())))
+    texts = {row: (in_file.format(*row), in_page.format(*row)) for row in dict.fromkeys(rows)}
+    return ArgColumn([texts[row][0] for row in rows], [texts[row][1] for row in rows], False)
+
+
+def _merge_column(merges: list[dict[str, Any]]) -> ArgColumn:
+    """The merge group ids, as JSON in insertion order and with sorted keys; equal dicts of
+    strings (the instances of one call op) are encoded once."""
+    cache: dict[tuple, tuple[str, str]] = {}
+    file_json, page_json = [], []
+    for merge in merges:
+        # only all-string dicts are cached: equal keys then mean equal JSON (1 == 1.0 == True)
+        key = tuple(merge.items())
+        if not all(type(x) is str for x in chain.from_iterable(key)):
+            key = None
+        texts = cache.get(key) if key is not None else None
+        if texts is None:
+            value = jsonable(merge)
+            texts = (json.dumps(value), json.dumps(value, sort_keys=True))
+            if key is not None:
+                cache[key] = texts
+        file_json.append(texts[0])
+        page_json.append(texts[1])
+    return ArgColumn(file_json, page_json, False)
+
+
+def _gm_reads_column(tasks: list) -> ArgColumn:
+    """`[storage, offsets, extents, bytes]` per GM read box (bytes = extent product x element
+    size; 0 when the access has no layout). NOTE: a run has a few distinct offsets and very few
+    distinct (extents, layout): their text is made once each."""
+    offsets: dict[tuple, str] = {}
+    shapes: dict[tuple, str] = {}           # (extents, layout) -> "[extents], bytes"
+    texts = []
+    for t in tasks:
+        layouts = t.read_layouts
+        boxes = []
+        for i, (sid, off, ext) in enumerate(t.reads):
+            off_text = offsets.get(off)
+            if off_text is None:
+                off_text = offsets[off] = json_value(list(off))
+            key = (ext, layouts[i] if i < len(layouts) else None)
+            shape_text = shapes.get(key)
+            if shape_text is None:
+                nbytes = math.prod(int(e) for e in ext) * key[1][1] if key[1] else 0
+                shape_text = shapes[key] = f"{json_value(list(ext))}, {json_value(exact(nbytes))}"
+            boxes.append(f"[{json_value(sid)}, {off_text}, {shape_text}]")
+        texts.append(f"[{', '.join(boxes)}]")
+    return ArgColumn(texts, texts, False)
+
+
+def json_value(v: Any) -> str:
+    """`json.dumps(v)`; strings, finite numbers and lists of ints without the encoder's
+    per-call setup."""
+    t = type(v)
+    if t is str:
+        return _json_str(v)
+    if t is int or (t is float and v - v == 0.0):      # x - x == 0.0: finite
+        return repr(v)
+    if t is list and all(type(x) is int for x in v):
+        return repr(v)
+    return json.dumps(v)
+
+
+def _execution_hints(result: SimResult, runs: list[TaskRun], dur: list[float]) -> list[str]:
+    """PyPTO's execution hint of each task: average, max and min duration (us) of the tasks of
+    its (root function, leaf), max / min the first of ties in task order."""
+    groups: dict[tuple[int, str], list[int]] = defaultdict(list)
+    order = sorted(range(len(runs)), key=lambda i: (runs[i].task.window, runs[i].task.instance,
+                                                    runs[i].task.call, runs[i].task.id))
+    for i in order:
+        groups[(runs[i].task.root_index, runs[i].task.leaf)].append(i)
+    hints = {}
+    for key, members in groups.items():
+        durs = [dur[i] for i in members]
+        hi = members[max(range(len(members)), key=durs.__getitem__)]
+        lo = members[min(range(len(members)), key=durs.__getitem__)]
+
+        def ref(i: int) -> str:
+            t = runs[i].task
+            return f"[{t.window}-{t.instance}-{t.call}]"
+        hints[key] = (f"Average Execution Time: {sum(durs) / len(durs)}\n"
+                      f"Max Execution Time: {dur[hi]}, Task: {ref(hi)}\n"
+                      f"Min Execution Time: {dur[lo]}, Task: {ref(lo)}\n")
+    return [hints[(r.task.root_index, r.task.leaf)] for r in runs]
+
+
+# ----------------------------------------------------------------------------------------------
+# AICPU events, flows, counters
+# ----------------------------------------------------------------------------------------------
+
+def _aicpu_events(result: SimResult) -> list[AicpuEvent]:
+    """One X event per AicpuRun, by lane, start, end; ties by content, never by input order."""
+    first_cpu = result.aic + result.aiv + 1
+    events = []
+    for a in result.aicpu:
+        args = {"event-hint": f"{aicpu_lane_name(a.thread)}: {a.name}", "color": "",
+                **{str(key): jsonable(v) for key, v in sorted(a.args.items())},
+                "thread": a.thread, "start_cycle": exact(a.start), "end_cycle": exact(a.end)}
+        events.append(AicpuEvent(lane_tid(first_cpu + a.thread), result.us(a.start),
+                                 result.us(a.end - a.start), a.name, args))
+    runs: list[AicpuRun] = result.aicpu
+    keys = [(e.tid, a.start, a.end) for e, a in zip(events, runs)]
+    order = sorted(range(len(events)), key=keys.__getitem__)
+    if any(keys[i] == keys[j] for i, j in zip(order, order[1:])):
+        # NOTE: the content key (the event's JSON) is costly: only built when there are ties
+        def content(i: int) -> str:
+            e = events[i]
+            return json.dumps({"args": e.args, "cat": "event", "id": 0, "name": e.name,
+                               "ph": "X", "pid": 1, "tid": e.tid, "ts": e.ts, "dur": e.dur},
+                              sort_keys=True)
+        order = sorted(range(len(events)), key=lambda i: (*keys[i], content(i)))
+    return [events[i] for i in order]
+
+
+def _flows(result: SimResult, runs: list[TaskRun], ts: list[float],
+           dur: list[float]) -> tuple[list[int], list[int], list[float]]:
+    """The resolved edges between written tasks, sorted by (pred id, succ id), as task
+    positions; and per task the ts of its s ends (0.0001 us before its end, inside the slice)."""
+    ends = [t + d for t, d in zip(ts, dur)]
+    s_ts = [e - min(FLOW_LEAD_US, (e - t) / 2) for t, e in zip(ts, ends)]
+    pred, succ = _edge_array(result.flows)
+    order = np.lexsort((succ, pred))
+    pred, succ = pred[order], succ[order]
+    first = np.ones(len(pred), dtype=bool)              # drop repeated edges
+    first[1:] = (pred[1:] != pred[:-1]) | (succ[1:] != succ[:-1])
+    find = _TaskPositions(runs)
+    src, dst = find(pred[first]), find(succ[first])
+    known = (src >= 0) & (dst >= 0)
+    return src[known].tolist(), dst[known].tolist(), s_ts
+
+
+def _edge_array(edges: Iterable[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(pred ids, succ ids) of (pred, succ) pairs."""
+    flat = np.fromiter(chain.from_iterable(edges), dtype=np.int64)
+    return flat[0::2], flat[1::2]
+
+
+class _TaskPositions:
+    """Task id (unique: the simulator numbers the tasks) -> position in `runs`, looked up for
+    whole arrays of ids; -1 for an id not among them."""
+
+    def __init__(self, runs: list[TaskRun]):
+        ids = np.fromiter((r.task.id for r in runs), dtype=np.int64, count=len(runs))
+        self.positions = np.argsort(ids, kind="stable")
+        self.ids = ids[self.positions]
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:
+        if not len(self.ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        return np.where(self.ids[at] == ids, self.positions[at], -1)
+
+
+def latest_pred_ends(result: SimResult) -> dict[int, float]:
+    """Task id -> latest end (cycles) of its predecessors among the run's tasks (from the
+    resolved flows and the task's own preds); tasks without one are left out."""
+    runs = result.tasks
+    tasks = list(map(attrgetter("task"), runs))
+    pred_lists = list(map(attrgetter("preds"), tasks))
+    flow_pred, flow_succ = _edge_array(result.flows)
+    own_pred = np.fromiter(chain.from_iterable(pred_lists), dtype=np.int64)
+    own_succ = np.repeat(np.fromiter(map(attrgetter("id"), tasks), dtype=np.int64,
+                                     count=len(tasks)), list(map(len, pred_lists)))
+    find = _TaskPositions(runs)
+    pred = find(np.concatenate([flow_pred, own_pred]))
+    succ = find(np.concatenate([flow_succ, own_succ]))
+    known = (pred >= 0) & (succ >= 0)
+    end = np.array([r.end for r in runs], dtype=np.float64)
+    latest = np.full(len(runs), -np.inf)
+    np.maximum.at(latest, succ[known], end[pred[known]])
+    has = np.flatnonzero(latest > -np.inf)
+    return dict(zip([tasks[i].id for i in has.tolist()], latest[has].tolist()))
+
+
+def _ready_times(result: SimResult, pred_ends: dict[int, float]) -> list[float]:
+    """Cycle at which each task (in `result.tasks` order) became ready: `TaskRun.ready` when
+    set, else the end of its last predecessor (at the latest its start), else the first task
+    start of its window."""
+    window_first: dict[int, float] = {}
+    for r in result.tasks:
+        w = r.task.window
+        window_first[w] = min(window_first.get(w, r.start), r.start)
+    ready = []
+    for r in result.tasks:
+        if r.ready is not None:
+            ready.append(float(r.ready))
+        elif r.task.id in pred_ends:
+            ready.append(min(pred_ends[r.task.id], r.start))
+        else:
+            ready.append(window_first[r.task.window])
+    return ready
+
+
+# counter names in their order among samples at one time
+_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1, "ReadyCount_Total": 2,
+                  "BusyCount_AIV": 3, "BusyCount_AIC": 4}
+
+
+def _step_counter(times: list[float], deltas: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(cycles, values) of a counter driven by +/- changes, one sample per change of value;
+    changes at the same cycle are netted."""
+    t, inverse = np.unique(np.asarray(times, dtype=np.float64), return_inverse=True)
+    net = np.zeros(len(t), dtype=np.int64)
+    np.add.at(net, inverse, np.asarray(deltas, dtype=np.int64))
+    changed = net != 0
+    return t[changed], np.cumsum(net[changed])
+
+
+def _counters(result: SimResult,
+              pred_ends: dict[int, float]) -> tuple[list[float], list[str], list[int]]:
+    """ReadyCount_* / BusyCount_* samples (us, name, size), by time then counter."""
+    ready = _ready_times(result, pred_ends)
+    kinds = sorted({r.task.core for r in result.tasks})
+    series: list[tuple[str, np.ndarray, np.ndarray]] = []
+    total_t: list[float] = []
+    total_d: list[int] = []
+    for k in kinds:
+        mine = [(r, rd) for r, rd in zip(result.tasks, ready) if r.task.core == k]
+        starts = [r.start for r, _ in mine]
+        ready_t = [rd for _, rd in mine] + starts
+        ready_d = [1] * len(mine) + [-1] * len(mine)
+        series.append((f"ReadyCount_{k}", *_step_counter(ready_t, ready_d)))
+        series.append((f"BusyCount_{k}", *_step_counter(
+            starts + [r.end for r, _ in mine], ready_d)))
+        total_t += ready_t
+        total_d += ready_d
+    if kinds:
+        series.append(("ReadyCount_Total", *_step_counter(total_t, total_d)))
+    if not series:
+        return [], [], []
+    times = np.concatenate([t for _, t, _ in series])
+    rank = np.concatenate([np.full(len(t), _COUNTER_ORDER[n]) for n, t, _ in series])
+    order = np.lexsort((rank, times))               # by time, then counter (stable)
+    names = np.concatenate([np.full(len(t), i) for i, (_, t, _) in enumerate(series)])[order]
+    label = [n for n, _, _ in series]
+    values = np.concatenate([v for _, _, v in series])[order]
+    return ((times[order] / result.clock_mhz).tolist(), [label[i] for i in names.tolist()],
+            values.tolist())

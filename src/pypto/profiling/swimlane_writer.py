@@ -1,0 +1,148 @@
+"""Write a run's swimlane (`run_columns.RunColumns`) as `merged_swimlane.json`.
+
+Takes the columns of one run → the file text, one event per line (grep- and diff-friendly,
+half the size of PyPTO's `indent=4` files), exactly the text `json.dumps` gives each event
+(`swimlane_events` parses it back into the event dicts; `indent=4` writes those with PyPTO's
+formatting). Keeps: the layout and order of `swimlane`'s module docstring.
+
+NOTE: the events are formatted from string templates, not by the json encoder: every line of
+a block (tasks, flows, counters) is the same constant text around per-event fields, so a block
+is one `str.join` over the constants interleaved with the field columns. A 10k-task run has
+~250k events; the encoder would build and walk a dict per event.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from pypto.machine.result import SimResult
+from pypto.profiling.run_columns import RunColumns, json_numbers, json_value, run_columns
+from pypto.profiling.swimlane import COUNTER_TID, FLOW_NAME, PROCESS_NAME
+
+_json_str = json.encoder.encode_basestring_ascii      # json.dumps of a str (C)
+_FLOW = _json_str(FLOW_NAME)
+_SEP = ",\n"                                            # between events
+
+
+def write_swimlane(run: SimResult | RunColumns, path: str | os.PathLike,
+                   indent: int | None = None) -> Path:
+    """Write `run` as `merged_swimlane.json` at `path` (parents created); returns the path.
+    `indent=4` reproduces PyPTO's formatting; both are the same JSON document."""
+    cols = run if isinstance(run, RunColumns) else run_columns(run)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        if indent is not None:
+            f.write(json.dumps(json.loads("".join(_text(cols))), indent=indent) + "\n")
+        else:
+            # NOTE: block by block: the ~45 MB of a 10k-task run is never one string
+            f.writelines(_text(cols))
+    return path
+
+
+def swimlane_events(run: SimResult | RunColumns) -> dict[str, Any]:
+    """The swimlane of `run` as the JSON object `write_swimlane` writes."""
+    cols = run if isinstance(run, RunColumns) else run_columns(run)
+    return json.loads("".join(_text(cols)))
+
+
+def _text(cols: RunColumns) -> Iterable[str]:
+    """The file text, in pieces (event blocks and the separators between them)."""
+    blocks = [_meta_block(cols), _task_block(cols), _aicpu_block(cols), _flow_block(cols),
+              _counter_block(cols)]
+    yield '{"traceEvents": [\n'
+    first = True
+    for block in blocks:
+        if block:
+            if not first:
+                yield _SEP
+            yield block
+            first = False
+    yield f'\n], "otherData": {json.dumps(cols.other)}}}\n'
+
+
+def _rows(texts: list[str], fields: list[list[str]]) -> str:
+    """One line per row: texts[0] + fields[0][i] + texts[1] + ... + texts[-1], lines joined by
+    `_SEP` (len(texts) == len(fields) + 1)."""
+    n = len(fields[0]) if fields else 0
+    if n == 0:
+        return ""
+    width = 2 * len(fields) + 1
+    pieces: list[str | None] = [None] * (n * width)
+    for j, text in enumerate(texts):
+        pieces[2 * j::width] = [text + _SEP if j == len(fields) else text] * n
+    for j, column in enumerate(fields):
+        pieces[2 * j + 1::width] = column
+    pieces[-1] = texts[-1]                              # no separator after the last line
+    return "".join(pieces)
+
+
+def _meta_block(cols: RunColumns) -> str:
+    meta = [{"args": {"name": PROCESS_NAME}, "cat": "__metadata", "name": "process_name",
+             "ph": "M", "pid": 1}]
+    meta += [{"args": {"name": name}, "cat": "__metadata", "name": "thread_name", "ph": "M",
+              "pid": 1, "tid": tid} for tid, name in cols.lanes]
+    return _SEP.join(map(json.dumps, meta))
+
+
+def _x_tail(first_id: int, names: list[str], tids: list[int], ts: list[float],
+            dur: list[float]) -> tuple[list[str], list[list[str]]]:
+    """Templates and fields of the X event keys after `args`."""
+    texts = ['}, "cat": "event", "id": ', ', "name": ', ', "ph": "X", "pid": 1, "tid": ',
+             ', "ts": ', ', "dur": ', '}']
+    fields = [list(map(str, range(first_id, first_id + len(names)))),
+              list(map(_json_str, names)), list(map(str, tids)), json_numbers(ts),
+              json_numbers(dur)]
+    return texts, fields
+
+
+def _task_block(cols: RunColumns) -> str:
+    keys = list(cols.args)
+    texts = ['{"args": {' + _json_str(keys[0]) + ": "]
+    texts += [f", {_json_str(k)}: " for k in keys[1:]]
+    tail_texts, tail_fields = _x_tail(0, cols.name, cols.tid, cols.ts, cols.dur)
+    return _rows(texts + tail_texts, [cols.args[k].json for k in keys] + tail_fields)
+
+
+def _aicpu_block(cols: RunColumns) -> str:
+    events = cols.aicpu
+    # NOTE: AICPU events come in a few shapes (key lists): one template per shape
+    templates: dict[tuple[str, ...], str] = {}
+    args = []
+    for e in events:
+        keys = tuple(e.args)
+        fmt = templates.get(keys)
+        if fmt is None:
+            fmt = templates[keys] = ", ".join(
+                _json_str(k).replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
+        args.append(fmt.format(*map(json_value, e.args.values())))
+    tail_texts, tail_fields = _x_tail(len(cols.runs), [e.name for e in events],
+                                      [e.tid for e in events], [e.ts for e in events],
+                                      [e.dur for e in events])
+    return _rows(['{"args": {'] + tail_texts, [args] + tail_fields)
+
+
+def _flow_block(cols: RunColumns) -> str:
+    """s/f pairs; ids after the X ids. A task's s ends (f ends) all sit at one (tid, ts), so
+    that text is made once per task."""
+    tids = list(map(str, cols.tid))
+    s_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, json_numbers(cols.flow_s_ts))]
+    f_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, json_numbers(cols.ts))]
+    first = cols.n_events
+    ids = list(map(str, range(first, first + len(cols.flow_src))))
+    texts = [f'{{"cat": {_FLOW}, "id": ', f', "name": {_FLOW}, "ph": "s", "pid": 1, "tid": ',
+             f'}},\n{{"bp": "e", "cat": {_FLOW}, "id": ',
+             f', "name": {_FLOW}, "ph": "f", "pid": 1, "tid": ', "}"]
+    return _rows(texts, [ids, list(map(s_at.__getitem__, cols.flow_src)), ids,
+                         list(map(f_at.__getitem__, cols.flow_dst))])
+
+
+def _counter_block(cols: RunColumns) -> str:
+    ts, names, sizes = cols.counters
+    name_json = {n: _json_str(n) for n in set(names)}
+    texts = ['{"name": ', f', "pid": 1, "tid": {COUNTER_TID}, "ph": "C", "ts": ',
+             ', "args": {"size": ', "}}"]
+    return _rows(texts, [list(map(name_json.__getitem__, names)), json_numbers(ts),
+                         list(map(str, sizes))])
