@@ -26,8 +26,8 @@ import itertools
 from math import prod as _prod
 from collections import defaultdict, deque
 from functools import partial, reduce
-from itertools import chain, compress, islice
-from operator import add, attrgetter, le, sub
+from itertools import chain, compress, groupby, islice, repeat
+from operator import add, attrgetter, le, not_, sub
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -42,6 +42,7 @@ from pypto.machine.spec import MachineSpec
 
 _NEVER = -(2**62)   # the stamp of a line never touched
 _END = (float("inf"), 0, 0)   # the last event of every window's heap
+_NO_END = float("nan")   # equal to no time (a float: comparing it to one stays cheap)
 
 
 class _L2:
@@ -225,7 +226,7 @@ class _Graph:
         self.ids = ids = list(map(attrgetter("id"), tasks))
         position = dict(zip(ids, range(n)))
         instance = list(map(attrgetter("instance"), tasks))
-        self.kinds = [0 if c == "AIC" else 1 for c in map(attrgetter("core"), tasks)]  # AIC 0
+        self.kinds = list(map("AIC".__ne__, map(attrgetter("core"), tasks)))  # AIC 0, AIV 1
         self.remaining = remaining = [0] * n       # unresolved predecessors per task
         successors: list[list[int] | None] = [None] * n
         self.successors = successors
@@ -274,7 +275,7 @@ class _Tally:
         if last > self.last:
             self.last = last
         busy = list(map(sub, ends, starts))
-        self.busy_aic = reduce(add, compress(busy, [k ^ 1 for k in kinds]), self.busy_aic)
+        self.busy_aic = reduce(add, compress(busy, map(not_, kinds)), self.busy_aic)
         self.busy_aiv = reduce(add, compress(busy, kinds), self.busy_aiv)
         self.tasks += len(tasks)
         self.tasks_aiv += sum(kinds)
@@ -315,10 +316,10 @@ class Simulator:
         self._in_order = True   # the tasks come window by window: runs are in task order
         self._written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
         # per scheduler thread: its last work record and that record's end if it resolves
-        # (or dispatches), else None, so back-to-back work of one kind extends one record
+        # (or dispatches), else _NO_END, so back-to-back work of one kind extends one record
         self._last_work: list[AicpuRun | None] = [None] * (self.threads + 1)
-        self._resolve_end: list[float | None] = [None] * (self.threads + 1)
-        self._dispatch_end: list[float | None] = [None] * (self.threads + 1)
+        self._resolve_end = [_NO_END] * (self.threads + 1)
+        self._dispatch_end = [_NO_END] * (self.threads + 1)
         self.flows: list[tuple[int, int]] = []
 
     def owner(self, core: str, index: int) -> int:
@@ -329,11 +330,15 @@ class Simulator:
     # ---- whole run ----
     def run(self, tasks: list[SimTask], kernel: str,
             params: frozenset = frozenset()) -> SimResult:
-        windows: dict[int, list[SimTask]] = defaultdict(list)
-        for t in tasks:
-            windows[t.window].append(t)
         numbers = list(map(attrgetter("window"), tasks))
         self._in_order = all(map(le, numbers, islice(numbers, 1, None)))
+        windows: dict[int, list[SimTask]] = defaultdict(list)
+        if self._in_order:   # each window is one stretch of the list
+            for w, stretch in groupby(tasks, attrgetter("window")):
+                windows[w] = list(stretch)
+        else:
+            for t in tasks:
+                windows[t.window].append(t)
         a = self.spec.aicpu
         build_end = 0.0
         prev_end = 0.0
@@ -450,7 +455,7 @@ class Simulator:
                         last_work[th] = last = AicpuRun(th, "resolve", t0, t1,
                                                         {"count": len(succ)})
                         aicpu_append(last)
-                        dispatch_end[th] = None
+                        dispatch_end[th] = _NO_END
                     resolve_end[th] = t1
                     resolved_append(code)
                     for s in succ:
@@ -464,10 +469,11 @@ class Simulator:
             # dispatch: after every event each type has an empty queue or no free slot, and an
             # event changes one type's queue or slots.
             q = ready[ty]
-            if q and free_slots[ty]:
-                while running and running[0] <= now:
-                    heappop(running)
-            while q and free_slots[ty]:
+            if not (q and free_slots[ty]):
+                continue
+            while running and running[0] <= now:
+                heappop(running)
+            while True:
                 if freed >= 0:
                     g, freed = freed, -1
                 elif lifo and (preferred := producer_core[q[-1]]) is not None \
@@ -475,6 +481,8 @@ class Simulator:
                     g = preferred
                 elif fair:
                     g = self._pick_core(ty, slots_used, free_at, owner, dispatched)
+                    if g is None:
+                        break
                 else:  # the earliest free core with the fewest busy slots
                     g = -1
                     for used in search:
@@ -486,8 +494,8 @@ class Simulator:
                                 break
                         if g >= 0:
                             break
-                if g is None or g < 0:
-                    break
+                    if g < 0:
+                        break
                 i = q.pop() if lifo else q.popleft()
                 task = tasks[i]
                 th = owner[g]
@@ -495,7 +503,8 @@ class Simulator:
                 if now > d0:
                     d0 = now
                 thread_free[th] = d1 = d0 + dispatch_cost
-                dispatched[th] += 1
+                if fair:
+                    dispatched[th] += 1
                 if dispatch_end[th] == d0:
                     last = last_work[th]
                     last.end = d1
@@ -503,7 +512,7 @@ class Simulator:
                 else:
                     last_work[th] = last = AicpuRun(th, "dispatch", d0, d1, {"count": 1})
                     aicpu_append(last)
-                    resolve_end[th] = None
+                    resolve_end[th] = _NO_END
                 dispatch_end[th] = d1
                 begin = free_at[g]
                 if d1 > begin:
@@ -575,6 +584,8 @@ class Simulator:
                 hbm_of[i] = hbm
                 heappush(events, (end, seq, i))
                 seq += 1
+                if not (q and free_slots[ty]):
+                    break
         self._written = written
         if None in begin_of:   # never ran (a dependency cycle): no run, no stats
             ran = [b is not None for b in begin_of]
@@ -586,8 +597,11 @@ class Simulator:
                          end_of, hit_of, hbm_of, ready_at)
         if self._in_order:
             self.tally.add(tasks, kinds, begin_of, end_of, hit_of, hbm_of)
-        ids = graph.ids
-        self.flows += [(ids[p], ids[s]) for p in resolved for s in successors[p]]
+        # the flows: (pred id, succ id) per edge, preds in the order they were resolved
+        ids, fanout = graph.ids, list(map(successors.__getitem__, resolved))
+        self.flows += zip(
+            chain.from_iterable(map(repeat, map(ids.__getitem__, resolved), map(len, fanout))),
+            map(ids.__getitem__, chain.from_iterable(fanout)))
         # every dispatched task ended in a processed event: the window ends at the last one
         return max(chain((start,), end_of))
 
