@@ -26,7 +26,7 @@ import itertools
 from math import prod as _prod
 from collections import defaultdict, deque
 from functools import partial, reduce
-from itertools import chain, compress, groupby, islice, repeat
+from itertools import chain, compress, islice
 from operator import add, attrgetter, le, not_, sub
 
 import numpy as np
@@ -226,7 +226,8 @@ class _Graph:
         self.ids = ids = list(map(attrgetter("id"), tasks))
         position = dict(zip(ids, range(n)))
         instance = list(map(attrgetter("instance"), tasks))
-        self.kinds = list(map("AIC".__ne__, map(attrgetter("core"), tasks)))  # AIC 0, AIV 1
+        # 0 AIC, 1 AIV. NOTE: ints, not bools: list indexing specializes on exact ints only
+        self.kinds = list(map(int, map("AIC".__ne__, map(attrgetter("core"), tasks))))
         self.remaining = remaining = [0] * n       # unresolved predecessors per task
         successors: list[list[int] | None] = [None] * n
         self.successors = successors
@@ -333,12 +334,8 @@ class Simulator:
         numbers = list(map(attrgetter("window"), tasks))
         self._in_order = all(map(le, numbers, islice(numbers, 1, None)))
         windows: dict[int, list[SimTask]] = defaultdict(list)
-        if self._in_order:   # each window is one stretch of the list
-            for w, stretch in groupby(tasks, attrgetter("window")):
-                windows[w] = list(stretch)
-        else:
-            for t in tasks:
-                windows[t.window].append(t)
+        for t in tasks:
+            windows[t.window].append(t)
         a = self.spec.aicpu
         build_end = 0.0
         prev_end = 0.0
@@ -598,10 +595,8 @@ class Simulator:
         if self._in_order:
             self.tally.add(tasks, kinds, begin_of, end_of, hit_of, hbm_of)
         # the flows: (pred id, succ id) per edge, preds in the order they were resolved
-        ids, fanout = graph.ids, list(map(successors.__getitem__, resolved))
-        self.flows += zip(
-            chain.from_iterable(map(repeat, map(ids.__getitem__, resolved), map(len, fanout))),
-            map(ids.__getitem__, chain.from_iterable(fanout)))
+        ids = graph.ids
+        self.flows += [(ids[p], ids[s]) for p in resolved for s in successors[p]]
         # every dispatched task ended in a processed event: the window ends at the last one
         return max(chain((start,), end_of))
 
