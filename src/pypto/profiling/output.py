@@ -11,6 +11,7 @@ import contextlib
 import gc
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
 
 from pypto.ir.dump import dump_program
@@ -19,7 +20,7 @@ from pypto.machine.result import SimResult
 from pypto.profiling.reports import one_line_summary, write_reports
 from pypto.profiling.run_columns import RunColumns, run_columns
 from pypto.profiling.swimlane import SwimlaneData, read_swimlane
-from pypto.profiling.swimlane_writer import write_swimlane
+from pypto.profiling.swimlane_writer import swimlane_text, write_text
 
 
 @contextlib.contextmanager
@@ -47,13 +48,19 @@ def _write_run(result: SimResult, program: Program, folder: str) -> str:
     # NOTE: the trace and its viewer page are both made from one set of columns: the page
     # shows what the toolkit's `view` of the file would, without parsing the file back
     columns = run_columns(result)
-    swimlane = write_swimlane(columns, os.path.join(folder, "merged_swimlane.json"))
-    _write_viewer(columns, folder)
-    pred_ends = columns.pred_ends
-    del columns
-    if not os.path.exists(os.path.join(folder, "program.json")):
-        dump_program(program, folder)
-    write_reports(result, folder, pred_ends)
+    trace = swimlane_text(columns)
+    with ThreadPoolExecutor(max_workers=1) as disk:
+        # NOTE: the trace (~45 MB for 10k tasks) goes to disk while the page and the reports
+        # are made: the write system calls run without the GIL
+        written = disk.submit(write_text, os.path.join(folder, "merged_swimlane.json"), trace)
+        del trace
+        _write_viewer(columns, folder)
+        pred_ends = columns.pred_ends
+        del columns
+        if not os.path.exists(os.path.join(folder, "program.json")):
+            dump_program(program, folder)
+        write_reports(result, folder, pred_ends)
+    swimlane = written.result()
     print(f"[pypto] {one_line_summary(result)} -> {swimlane}", file=sys.stderr)
     return folder
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -32,12 +32,28 @@ _NON_FINITE = frozenset(("nan", "inf", "-inf"))
 _BOOL_JSON = {True: "true", False: "false"}
 
 
-def json_numbers(values: list) -> list[str]:
-    """`json.dumps` of each int or float of `values` (repr, except NaN / Infinity)."""
+def json_numbers(values: list, repeated: bool = False) -> list[str]:
+    """`json.dumps` of each int or float of `values` (repr, except NaN / Infinity).
+    `repeated`: floats with many repeats (durations, sample times), each formatted once."""
+    if repeated:
+        return per_distinct(json_numbers, values)
     texts = list(map(repr, values))
     if not _NON_FINITE.isdisjoint(texts):
         texts = [json.dumps(v) if t in _NON_FINITE else t for t, v in zip(texts, values)]
     return texts
+
+
+def per_distinct(convert: Callable[[list], list], values: list) -> list:
+    """`convert(values)` for a `convert` that maps element by element, applied to each
+    distinct value once. NOTE: equal values must convert alike (1 and 1.0 do not: use it on
+    values of one type)."""
+    distinct = list(dict.fromkeys(values))
+    table = dict(zip(distinct, convert(distinct)))
+    return list(map(table.__getitem__, values))
+
+
+def json_strs(values: list[str]) -> list[str]:
+    return list(map(_json_str, values))
 
 
 @dataclass
@@ -70,8 +86,10 @@ def _exact_numbers(values: list) -> ArgColumn:
     return _numeric(list(map(exact, values)))
 
 
-def _strings(values: list[str]) -> ArgColumn:
-    return ArgColumn(list(map(_json_str, values)), values, False)
+def _strings(values: list[str], repeated: bool = False) -> ArgColumn:
+    """A column of strings; `repeated`: few distinct ones, each encoded once."""
+    return ArgColumn(per_distinct(json_strs, values) if repeated else json_strs(values),
+                     values, False)
 
 
 @dataclass
@@ -171,19 +189,19 @@ def _task_args(result: SimResult, runs: list[TaskRun], tasks: list,
                                for v in field("empty")], [], False)
     return {
         "event-hint": _strings(event_hint),
-        "ioperand-hint": _strings(_operand_hints(field("inputs"))),
-        "ooperand-hint": _strings(_operand_hints(field("outputs"))),
-        "execution-hint": _strings(_execution_hints(result, runs, dur)),
-        "color": _strings(label),
+        "ioperand-hint": _strings(_operand_hints(field("inputs")), repeated=True),
+        "ooperand-hint": _strings(_operand_hints(field("outputs")), repeated=True),
+        "execution-hint": _strings(_execution_hints(result, runs, dur), repeated=True),
+        "color": _strings(label, repeated=True),
         "taskId": _numeric(tid),
         "seqNo": _numeric(window),
         # OpenPTO extensions
-        "leaf": _strings(leaf),
-        "root": _strings(root),
+        "leaf": _strings(leaf, repeated=True),
+        "root": _strings(root, repeated=True),
         "window": _numeric(window),
         "instance": _numeric(instance),
         "call": _numeric(call),
-        "core_type": _strings(field("core")),
+        "core_type": _strings(field("core"), repeated=True),
         "core_index": _numeric(list(map(attrgetter("core_index"), runs))),
         "merge": _merge_column(field("merge")),
         "cost": _object_column(cost),

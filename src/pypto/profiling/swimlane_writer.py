@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pypto.machine.result import SimResult
-from pypto.profiling.run_columns import RunColumns, json_numbers, json_value, run_columns
+from pypto.profiling.run_columns import (RunColumns, json_numbers, json_strs, json_value,
+                                         per_distinct, run_columns)
 from pypto.profiling.swimlane import COUNTER_TID, FLOW_NAME, PROCESS_NAME
 
 _json_str = json.encoder.encode_basestring_ascii      # json.dumps of a str (C)
@@ -30,37 +31,37 @@ def write_swimlane(run: SimResult | RunColumns, path: str | os.PathLike,
                    indent: int | None = None) -> Path:
     """Write `run` as `merged_swimlane.json` at `path` (parents created); returns the path.
     `indent=4` reproduces PyPTO's formatting; both are the same JSON document."""
-    cols = run if isinstance(run, RunColumns) else run_columns(run)
+    pieces = swimlane_text(run)
+    if indent is not None:
+        pieces = [json.dumps(json.loads("".join(pieces)), indent=indent) + "\n"]
+    return write_text(path, pieces)
+
+
+def write_text(path: str | os.PathLike, pieces: list[str]) -> Path:
+    """Write the concatenation of `pieces` at `path` (parents created); returns the path.
+    NOTE: piece by piece: the ~45 MB of a 10k-task trace is never one string."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        if indent is not None:
-            f.write(json.dumps(json.loads("".join(_text(cols))), indent=indent) + "\n")
-        else:
-            # NOTE: block by block: the ~45 MB of a 10k-task run is never one string
-            f.writelines(_text(cols))
+        f.writelines(pieces)
     return path
 
 
 def swimlane_events(run: SimResult | RunColumns) -> dict[str, Any]:
     """The swimlane of `run` as the JSON object `write_swimlane` writes."""
+    return json.loads("".join(swimlane_text(run)))
+
+
+def swimlane_text(run: SimResult | RunColumns) -> list[str]:
+    """The file text of `run`, in pieces (event blocks and the separators between them)."""
     cols = run if isinstance(run, RunColumns) else run_columns(run)
-    return json.loads("".join(_text(cols)))
-
-
-def _text(cols: RunColumns) -> Iterable[str]:
-    """The file text, in pieces (event blocks and the separators between them)."""
-    blocks = [_meta_block(cols), _task_block(cols), _aicpu_block(cols), _flow_block(cols),
-              _counter_block(cols)]
-    yield '{"traceEvents": [\n'
-    first = True
-    for block in blocks:
-        if block:
-            if not first:
-                yield _SEP
-            yield block
-            first = False
-    yield f'\n], "otherData": {json.dumps(cols.other)}}}\n'
+    blocks = [b for b in (_meta_block(cols), _task_block(cols), _aicpu_block(cols),
+                          _flow_block(cols), _counter_block(cols)) if b]
+    pieces = ['{"traceEvents": [\n']
+    for i, block in enumerate(blocks):
+        pieces += [_SEP, block] if i else [block]
+    pieces.append(f'\n], "otherData": {json.dumps(cols.other)}}}\n')
+    return pieces
 
 
 def _rows(texts: list[str], fields: list[list[str]]) -> str:
@@ -94,7 +95,7 @@ def _x_tail(first_id: int, names: list[str], tids: list[int], ts: list[float],
              ', "ts": ', ', "dur": ', '}']
     fields = [list(map(str, range(first_id, first_id + len(names)))),
               list(map(_json_str, names)), list(map(str, tids)), json_numbers(ts),
-              json_numbers(dur)]
+              json_numbers(dur, repeated=True)]
     return texts, fields
 
 
@@ -141,8 +142,8 @@ def _flow_block(cols: RunColumns) -> str:
 
 def _counter_block(cols: RunColumns) -> str:
     ts, names, sizes = cols.counters
-    name_json = {n: _json_str(n) for n in set(names)}
     texts = ['{"name": ', f', "pid": 1, "tid": {COUNTER_TID}, "ph": "C", "ts": ',
              ', "args": {"size": ', "}}"]
-    return _rows(texts, [list(map(name_json.__getitem__, names)), json_numbers(ts),
+    # NOTE: a few counter names; a sample time is often shared by several counters
+    return _rows(texts, [per_distinct(json_strs, names), json_numbers(ts, repeated=True),
                          list(map(str, sizes))])

@@ -17,9 +17,11 @@ import re
 from itertools import repeat
 from typing import Any
 
+import numpy as np
+
 from pypto.profiling.run_columns import RunColumns
-from pypto.profiling.swimlane import (Lane, SliceIndex, SwimlaneData, classify_lane,
-                                      task_label)
+from pypto.profiling.swimlane import (FLOW_LEAD_US, Lane, SliceIndex, SwimlaneData,
+                                      classify_lane, task_label)
 
 # display order of lane kinds, and the group each kind is shown under
 _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
@@ -78,13 +80,17 @@ def _arg_columns(args: list[dict[str, Any]], first: dict[str, Column] | None = N
     """One column per args key, in first-seen order, over `n_first` events already in columns
     (`first`: every key present on every one of them) followed by the events of `args`."""
     first = first or {}
-    keys = dict.fromkeys(first)
+    present: dict[str, Any] = {}
     for a in args:
-        keys.update(a)                      # only the keys (and their order) are used
+        present.update(a)                   # only the keys (and their order) are used
+    keys = {**dict.fromkeys(first), **dict.fromkeys(present)}
     cols = {}
     for key in keys:
-        values = [a.get(key, _ABSENT) for a in args]
         kind, head = first.get(key, ("absent", None))
+        if key not in present:              # a key of `first` only: absent from all of `args`
+            cols[key] = (kind, head + [None] * len(args))
+            continue
+        values = [a.get(key, _ABSENT) for a in args]
         if kind != "str" and _is_numeric(values):
             cols[key] = ("num", (head if kind == "num" else [None] * n_first)
                          + [None if v is _ABSENT else v for v in values])
@@ -159,9 +165,31 @@ def pack_run(cols: RunColumns, title: str) -> dict[str, Any]:
 
 
 def _run_flows(cols: RunColumns) -> list[tuple[int | None, int | None]]:
-    """Each flow's (src, dst) task as a reader places its ends on the slices of the file."""
-    index = SliceIndex(cols.tid, cols.ts, [t + d for t, d in zip(cols.ts, cols.dur)])
-    # NOTE: every s end of a task sits at one (tid, ts), every f end too: placed once per task
-    src = list(map(index.source, cols.tid, cols.flow_s_ts))
-    dst = list(map(index.target, cols.tid, cols.ts))
+    """Each flow's (src, dst) task as a reader places its ends on the slices of the file.
+    NOTE: a task well apart from the other slices of its lane (the usual case: a core runs
+    one task at a time, with a dispatch gap between) is the only slice near its own flow ends,
+    so they are placed on it directly; the others go through the reader's `SliceIndex`."""
+    ends = [t + d for t, d in zip(cols.ts, cols.dur)]
+    crowded = np.flatnonzero(~_isolated(cols.tid, cols.ts, ends)).tolist()
+    if not crowded:
+        return list(zip(cols.flow_src, cols.flow_dst))
+    src, dst = list(range(len(cols.runs))), list(range(len(cols.runs)))
+    index = SliceIndex(cols.tid, cols.ts, ends)
+    for i in crowded:
+        src[i] = index.source(cols.tid[i], cols.flow_s_ts[i])
+        dst[i] = index.target(cols.tid[i], cols.ts[i])
     return list(zip(map(src.__getitem__, cols.flow_src), map(dst.__getitem__, cols.flow_dst)))
+
+
+def _isolated(tids: list[int], starts: list[float], ends: list[float]) -> np.ndarray:
+    """Per task (in file order: by lane, then start): no other slice of its lane ends or
+    starts within twice the flow tolerance of it (so only it can hold its flow ends)."""
+    margin = 4 * FLOW_LEAD_US                       # 2 x SliceIndex's tolerance for s ends
+    tid, start, end = np.asarray(tids), np.asarray(starts), np.asarray(ends)
+    prev_max_end = np.full(len(tid), -np.inf)       # latest end of the lane's earlier tasks
+    next_start = np.full(len(tid), np.inf)
+    bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True]).tolist()
+    for a, b in zip(bounds, bounds[1:]):
+        prev_max_end[a + 1:b] = np.maximum.accumulate(end[a:b - 1])
+        next_start[a:b - 1] = start[a + 1:b]
+    return (start - prev_max_end > margin) & (next_start - end > margin)
