@@ -13,6 +13,7 @@ before a loop marked `submit_before_loop`.
 from __future__ import annotations
 
 import gc
+import weakref
 from collections import defaultdict
 from typing import Any, Iterable
 
@@ -37,15 +38,29 @@ def private_storages(roots: Iterable[Any]) -> dict[str, frozenset[int]]:
     computed before a loop and read in it, a loop-carried buffer) are never private."""
     touched: dict[int, set[str]] = defaultdict(set)
     for root in roots:
-        for op in root.graph.ops:
-            for r in op.inputs + ([op.output] if op.output is not None else []):
-                if r.value.storage.kind.value == "temp":
-                    touched[r.value.storage.id].add(root.name)
+        for sid in _temp_storages(root):
+            touched[sid].add(root.name)
     out: dict[str, set[int]] = defaultdict(set)
     for sid, names in touched.items():
         if len(names) == 1:
             out[next(iter(names))].add(sid)
     return {name: frozenset(ids) for name, ids in out.items()}
+
+
+# NOTE: computed once per root function: the scan over every region of every tile op cost
+# more than the rest of a small kernel's stitching, on every call of the kernel
+_TEMP_STORAGES: "weakref.WeakKeyDictionary[Any, frozenset[int]]" = weakref.WeakKeyDictionary()
+
+
+def _temp_storages(root: Any) -> frozenset[int]:
+    """The op-result (temp) storages the tile ops of `root` read or write."""
+    found = _TEMP_STORAGES.get(root)
+    if found is None:
+        found = _TEMP_STORAGES[root] = frozenset(
+            r.value.storage.id for op in root.graph.ops
+            for r in op.inputs + ([op.output] if op.output is not None else [])
+            if r.value.storage.kind.value == "temp")
+    return found
 
 
 class Stitcher:
@@ -138,7 +153,9 @@ class _BoxIndex:
     NOTE: the instances of a loop touch the same few boxes over and over (a tile of a running
     state, a block of the cache): grouping by box tests each distinct box once per query
     instead of once per earlier task, and hands back whole per-instance id lists.
-    NOTE: the bucket height is the first access's row extent (typically the tile height)."""
+    NOTE: the bucket height is the first access's row extent (typically the tile height).
+    NOTE: the answer for a box is kept until a new box arrives: the instances of a loop ask
+    about the same boxes over and over, between which only the id lists grow."""
 
     def __init__(self) -> None:
         self.height = 0
@@ -146,6 +163,7 @@ class _BoxIndex:
         self.mixed = False   # accesses of different ranks (reshaped aliases): scan them all
         self.boxes: dict[tuple, _Group] = {}
         self.buckets: dict[int, list[tuple[tuple, _Group]]] = defaultdict(list)
+        self._found: dict[tuple, tuple[int, list[_Group]]] = {}  # box -> (len(boxes), groups)
 
     def _rows(self, offs: tuple[int, ...], ext: tuple[int, ...]) -> range:
         if not offs:
@@ -175,6 +193,15 @@ class _BoxIndex:
         if not self.height:
             return []
         offs, ext = acc[1], acc[2]
+        known = self._found.get((offs, ext))
+        if known is not None and known[0] == len(self.boxes):
+            return known[1]
+        found = self._search(offs, ext)
+        self._found[(offs, ext)] = (len(self.boxes), found)
+        return found
+
+    def _search(self, offs: tuple[int, ...], ext: tuple[int, ...]) -> list[_Group]:
+        acc = (0, offs, ext)
         if self.mixed or len(offs) != self.rank:
             return [g for (o, e), g in self.boxes.items() if _overlap(acc, (0, o, e))]
         found = []
