@@ -35,12 +35,37 @@ def _half_sigmoid():
     return k, (torch.randn(48, 40).half(),)
 
 
+def _cast_rows():
+    """A cast inside the batched subgraph (BF16 rounding is per element like a pointwise op)."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        h = pypto.cast(pypto.exp(x) * 3.0, pypto.DT_BF16)
+        y[:] = pypto.cast(h, pypto.DT_FP32) + x
+    return k, (torch.randn(40, 64),)
+
+
+def _ragged_loop():
+    """Root instances of a loop whose last block is ragged: batches of two shapes."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+          y: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 32)
+        n = x.shape[0]
+        for i in pypto.loop(0, n, 16, idx_name="i"):
+            rows = (n - i).min(16)
+            v = pypto.view(x, [16, 64], [i, 0], valid_shape=[rows, 64])
+            y[i:, :] = pypto.exp(v - pypto.amax(v, dim=-1, keepdim=True)) * 0.5
+    return k, (torch.randn(37, 64),)
+
+
 def _costs(kernel):
     return [(t.core, t.mte2_bytes, t.mte3_bytes, t.vector_cycles, t.cube_cycles, t.empty,
              t.reads, t.writes, t.preds) for t in kernel.last_executor.stitcher.tasks]
 
 
-@pytest.mark.parametrize("make", [_softmax, _layer_norm, _half_sigmoid])
+@pytest.mark.parametrize("make", [_softmax, _layer_norm, _half_sigmoid, _cast_rows,
+                                  _ragged_loop])
 def test_batched_numerics_equal_task_by_task(make, monkeypatch):
     kernel, args = make()
     batched = torch.zeros_like(args[0])

@@ -43,48 +43,97 @@ def _vector_class(opcode: str, dtype_name: str) -> str:
     return cls
 
 
-def add_tile_op(task: SimTask, op: TileOp, windows: tuple, escaping: set[int],
-                spec: MachineSpec, shared_loads: set, shape_of: Any) -> None:
-    """Charge one executed tile op (with this instance's windows) to `task`; `shape_of(value)`
-    gives a tensor's concrete shape for this instance."""
-    regions = list(op.inputs) + ([op.output] if op.output is not None else [])
-    for i, (r, (offs, valid)) in enumerate(zip(op.inputs, windows)):
-        if op.local_inputs and op.local_inputs[i]:
-            continue
-        nbytes = _numel(valid) * bytes_of(r.value.dtype)
-        key = (r.value.storage.id, offs, valid)
-        if op.core == AIC and key in shared_loads:
-            continue  # an L1 load merged subgraphs share is paid once
-        if op.core == AIC:
-            shared_loads.add(key)
-        task.mte2_bytes += nbytes
-        if nbytes:
-            task.reads.append((r.value.storage.id, offs, valid))
-            task.read_layouts.append((shape_of(r.value), bytes_of(r.value.dtype)))
-    if op.output is None:
-        return
-    out_offs, out_valid = windows[len(regions) - 1]
-    out_bytes = _numel(out_valid) * bytes_of(op.output.value.dtype)
-    if op.kind == "copy_out":
-        task.mte3_bytes += out_bytes
-        if out_bytes:
-            task.writes.append((op.output.value.storage.id, out_offs, out_valid))
-            task.write_layouts.append((shape_of(op.output.value),
-                                       bytes_of(op.output.value.dtype)))
-        return
-    if op.core == AIC and op.opcode == "MATMUL":
-        _cube(task, op, windows, spec)
-    else:
-        in_bytes = max((_numel(w[1]) * bytes_of(r.value.dtype)
-                        for r, w in zip(op.inputs, windows)), default=0)
-        work = max(in_bytes, out_bytes)
-        if work:
-            task.vector_cycles += spec.vector_cycles(
-                _vector_class(op.opcode, op.output.value.dtype.name), work)
-    if op.output.value.id in escaping and out_bytes:
-        task.mte3_bytes += out_bytes
-        task.writes.append((op.output.value.storage.id, out_offs, out_valid))
-        task.write_layouts.append((shape_of(op.output.value), bytes_of(op.output.value.dtype)))
+class CallCost:
+    """What one call op's tile ops charge its task, for one set of valid extents.
+
+    NOTE: the cost rules depend on the offsets of a window only through which GM boxes it
+    touches, so the totals and the list of accessed regions are built once per (call op, valid
+    extents) and every task with those extents copies them, filling in its own offsets. The
+    totals are summed in the same order as charging op by op from a fresh task would, so they
+    are bit-identical. L1 loads shared by cube ops depend on offsets too: `sharing` says which
+    loads could coincide, and whether they do belongs in the key the caller caches under."""
+
+    __slots__ = ("totals", "reads", "writes")
+
+    def __init__(self, ops: list[TileOp], windows: list[tuple], escaping: set[int],
+                 spec: MachineSpec, shape_of: Any):
+        """`windows[i]` are op i's (offsets, valid extents) per input region, then output;
+        `shape_of(value)` gives a tensor's concrete shape."""
+        totals = self.totals = SimTask(-1, -1, -1, "", -1, -1, "", -1, "")
+        # (storage id, op index, region index, layout) of each GM read / write, in order
+        self.reads: list[tuple[int, int, int, tuple]] = []
+        self.writes: list[tuple[int, int, int, tuple]] = []
+        shared_loads: set = set()
+        for at, (op, w) in enumerate(zip(ops, windows)):
+            self._charge(at, op, w, escaping, spec, shared_loads, shape_of)
+
+    def _charge(self, at: int, op: TileOp, windows: tuple, escaping: set[int], spec: MachineSpec,
+                shared_loads: set, shape_of: Any) -> None:
+        totals = self.totals
+        for i, (r, (offs, valid)) in enumerate(zip(op.inputs, windows)):
+            if op.local_inputs and op.local_inputs[i]:
+                continue
+            nbytes = _numel(valid) * bytes_of(r.value.dtype)
+            key = (r.value.storage.id, offs, valid)
+            if op.core == AIC and key in shared_loads:
+                continue  # an L1 load merged subgraphs share is paid once
+            if op.core == AIC:
+                shared_loads.add(key)
+            totals.mte2_bytes += nbytes
+            if nbytes:
+                self.reads.append((r.value.storage.id, at, i,
+                                   (shape_of(r.value), bytes_of(r.value.dtype))))
+        if op.output is None:
+            return
+        last = len(op.inputs)
+        out_valid = windows[last][1]
+        out_bytes = _numel(out_valid) * bytes_of(op.output.value.dtype)
+        layout = (shape_of(op.output.value), bytes_of(op.output.value.dtype)) if out_bytes \
+            else None
+        if op.kind == "copy_out":
+            totals.mte3_bytes += out_bytes
+            if out_bytes:
+                self.writes.append((op.output.value.storage.id, at, last, layout))
+            return
+        if op.core == AIC and op.opcode == "MATMUL":
+            _cube(totals, op, windows, spec)
+        else:
+            in_bytes = max((_numel(w[1]) * bytes_of(r.value.dtype)
+                            for r, w in zip(op.inputs, windows)), default=0)
+            work = max(in_bytes, out_bytes)
+            if work:
+                totals.vector_cycles += spec.vector_cycles(
+                    _vector_class(op.opcode, op.output.value.dtype.name), work)
+        if op.output.value.id in escaping and out_bytes:
+            totals.mte3_bytes += out_bytes
+            self.writes.append((op.output.value.storage.id, at, last, layout))
+
+    @staticmethod
+    def sharing(ops: list[TileOp]) -> tuple[tuple[tuple[int, int], tuple[int, int]], ...]:
+        """Pairs of cube-op GM input regions ((op, region), (op, region)) of one storage: the
+        loads that are paid once when their windows are equal."""
+        loads = [((at, i), r.value.storage.id) for at, op in enumerate(ops) if op.core == AIC
+                 for i, r in enumerate(op.inputs)
+                 if not (op.local_inputs and op.local_inputs[i])]
+        return tuple((a, b) for n, (a, sa) in enumerate(loads) for b, sb in loads[n + 1:]
+                     if sa == sb)
+
+    def apply(self, task: SimTask, windows: list[tuple]) -> None:
+        """Charge a task with these extents; `windows` are its own (the offsets differ)."""
+        t = self.totals
+        task.mte2_bytes += t.mte2_bytes
+        task.mte1_bytes += t.mte1_bytes
+        task.vector_cycles += t.vector_cycles
+        task.cube_cycles += t.cube_cycles
+        task.mte3_bytes += t.mte3_bytes
+        for sid, at, i, layout in self.reads:
+            offs, valid = windows[at][i]
+            task.reads.append((sid, offs, valid))
+            task.read_layouts.append(layout)
+        for sid, at, i, layout in self.writes:
+            offs, valid = windows[at][i]
+            task.writes.append((sid, offs, valid))
+            task.write_layouts.append(layout)
 
 
 def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:

@@ -9,6 +9,9 @@ answer, which the tests compare against the reference executor.
 """
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 import numpy as np
 
 from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
@@ -16,7 +19,7 @@ from pypto.errors import PyptoRuntimeError
 from pypto.dtypes import bytes_of
 from pypto.enums import CachePolicy
 from pypto.ir.program import Block, Loop
-from pypto.machine.cost import add_tile_op, add_whole_op, operand_hints
+from pypto.machine.cost import CallCost, add_whole_op, operand_hints
 from pypto.machine.result import SimTask
 from pypto.ops.core import REGISTRY
 from pypto.ops.elementwise import POINTWISE
@@ -26,12 +29,16 @@ from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime import blas
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
-from pypto.symbolic import Const, Expr, _to_code
+from pypto.symbolic import (_PY_CODE, _PY_UN_CODE, Bin, Const, Expr, Sym, Un, _const_diff,
+                             _to_code, reads_elements)
 
 
 # Reductions a batch may run over many rows at once (never over the stacked dim).
 _ROWWISE_REDUCE = frozenset({"REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD",
                              "REDUCE_MEAN"})
+# Ops that are per element the same function of their input, like POINTWISE ones (a cast
+# rounds each element on its own, whatever its mode).
+_ELEMENTWISE = POINTWISE | {"CAST"}
 
 
 class TileExecutor(ReferenceExecutor):
@@ -60,6 +67,16 @@ class TileExecutor(ReferenceExecutor):
         # them per task cost 0.5 ms each at 1024x4096 (np.zeros of 16 MB, 7 per softmax task);
         # instead each task takes them from a pool and zeroes only the windows it wrote.
         self._pool: dict[tuple, list[np.ndarray]] = {}
+        # NOTE: whole-value results whose last reader ran: an op that accepts an output buffer
+        # computes its next whole result of that shape in one (no page faults, see _numerics)
+        self._spares: dict[tuple, list[np.ndarray]] = {}
+        # NOTE: per-run caches (shapes and layouts depend on the bindings): what every task of
+        # a call op with the same valid extents is charged, the static facts of each tile op's
+        # numerics, and the numpy index of each window
+        self._call_costs: dict[tuple, CallCost] = {}
+        self._op_runs: dict[TileOp, _OpRun] = {}
+        self._cuts: dict[tuple, tuple] = {}
+        self._boxes: dict[tuple, tuple] = {}
 
     def run(self) -> None:
         # NOTE: tile-sized matmuls run fastest on one BLAS thread (runtime/blas.py)
@@ -74,24 +91,33 @@ class TileExecutor(ReferenceExecutor):
     def run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
         root = self.compiled.roots[block.name]
+        plan = _root_plan(root)
         instance = self.stitcher.begin_instance(len(root.calls)) if self.stitcher else 0
+        evaluated = plan.evaluate(self.env.values)
+        vkey, call_keys, windows = evaluated if evaluated is not None else (None, None, None)
         ids: dict[int, int] = {}
         calls = root.calls
         escaping = root.graph.escaping
-        i = 0
-        while i < len(calls):
-            end = self._group_end(calls, i) if self.batch else i + 1
-            if end - i > 1:
-                self._run_group(block.name, calls[i:end], escaping, instance, ids)
-                i = end
+        for start, end in (plan.steps if self.batch else plan.singles):
+            if end - start > 1:
+                wins = windows[start:end] if windows is not None else \
+                    [[self._windows(op) for op in call.ops] for call in calls[start:end]]
+                keys = call_keys[start:end] if call_keys is not None else [None] * (end - start)
+                self._run_group(plan, start, calls[start:end], wins, vkey, keys, escaping,
+                                instance, ids)
                 continue
-            call = calls[i]
+            call = calls[start]
             task = None
             if self.stitcher is not None:
                 task = self._new_task(block.name, call, instance, ids)
-            self.run_call(call, escaping, task)
+            if windows is None or plan.has_whole[start]:
+                self.run_call(call, escaping, task)
+            else:
+                self._numerics(call.ops, windows[start], escaping, _facts(call).deaths)
+                if task is not None:
+                    self._charge(task, call, windows[start], call_keys[start], escaping,
+                                 plan.cost_class[start])
             self._finish(call, task, ids)
-            i += 1
 
     def _finish(self, call: CallOp, task: SimTask | None, ids: dict[int, int]) -> None:
         if task is not None:
@@ -101,98 +127,116 @@ class TileExecutor(ReferenceExecutor):
             ids[call.index] = task.id
         self.calls_run += 1
 
-    # ---- batches of isomorphic, independent tasks ----
-    def _group_end(self, calls: list, start: int) -> int:
-        """End of the run of calls from `start` that may batch: same op structure (same source
-        ops and tile attributes), batchable ops only, and none waits for another."""
-        head = calls[start]
-        if not _batchable(head):
-            return start + 1
-        members = {head.index}
-        end = start + 1
-        while end < len(calls):
-            c = calls[end]
-            if len(c.ops) != len(head.ops) or any(p in members for p in c.preds):
-                break
-            if not all(a.src is b.src and a.kind == b.kind and a.opcode == b.opcode
-                       and a.local_inputs == b.local_inputs
-                       and (a.kind == "copy_out" or a.attrs == b.attrs)   # copy: offsets
-                       for a, b in zip(c.ops, head.ops)) or not _batchable(c):
-                break
-            members.add(c.index)
-            end += 1
-        return end
+    # ---- costs ----
+    def _charge(self, task: SimTask, call: CallOp, windows: list, valid_key: tuple | None,
+                escaping: set[int], cost_class: CallOp) -> None:
+        """Charge `task` for `call`'s tile ops with these windows (no whole ops). `valid_key`:
+        the call's valid extents in short (_RootPlan.evaluate; None: take them from the
+        windows); `cost_class`: the call op whose CallCost `call` shares."""
+        pairs = _facts(call).sharing
+        shared = tuple(windows[a][i] == windows[b][j] for (a, i), (b, j) in pairs) \
+            if pairs else ()
+        if valid_key is None:
+            valid_key = tuple(w[1] for op_windows in windows for w in op_windows)
+        key = (cost_class, valid_key, shared)
+        cost = self._call_costs.get(key)
+        if cost is None:
+            cost = self._call_costs[key] = CallCost(call.ops, windows, escaping,
+                                                    self.compiled.spec, self._value_shape)
+        cost.apply(task, windows)
 
-    def _run_group(self, root: str, group: list, escaping: set[int], instance: int,
+    # ---- batches of isomorphic, independent tasks ----
+    def _run_group(self, plan: _RootPlan, start: int, group: list, windows: list,
+                   vkey: tuple | None, call_keys: list, escaping: set[int], instance: int,
                    ids: dict[int, int]) -> None:
-        spec = self.compiled.spec
-        tasks, windows = [], []
-        for call in group:
-            wins = [self._windows(op) for op in call.ops]
+        tasks = []
+        for i, (call, wins, valid_key) in enumerate(zip(group, windows, call_keys), start):
             task = None
             if self.stitcher is not None:
-                task = self._new_task(root, call, instance, ids)
-                shared: set = set()
-                for op, w in zip(call.ops, wins):
-                    add_tile_op(task, op, w, escaping, spec, shared, self._value_shape)
+                task = self._new_task(plan.name, call, instance, ids)
+                self._charge(task, call, wins, valid_key, escaping, plan.cost_class[i])
             tasks.append(task)
-            windows.append(wins)
-        # numerics: runs of calls whose windows stack, each as one batch
-        ops = group[0].ops
-        dims = [self._attrs(op).get("dims", ()) for op in ops]
-        start = 0
-        while start < len(group):
-            unions: list = [None] * len(ops)
-            end = start + 1
-            while end < len(group):
-                grown = [_extend(u, f, w, op, rd) for u, f, w, op, rd in
-                         zip(unions, windows[start], windows[end], ops, dims)]
-                if any(g is None for g in grown):
-                    break
-                unions = grown
-                end += 1
-            if end - start > 1:
-                self._numerics(*_merge_siblings(ops, [u[1] for u in unions], dims), escaping)
-                self.calls_batched += end - start
-            else:
-                self._numerics(group[start].ops, windows[start], escaping)
-            start = end
+        for first, end, ops, wins, deaths in self._batch_runs(plan, start, group, windows,
+                                                              vkey):
+            self._numerics(ops, wins, escaping, deaths)
+            if end - first > 1:
+                self.calls_batched += end - first
         for call, task in zip(group, tasks):
             self._finish(call, task, ids)
 
-    def _numerics(self, ops: list, windows: list, escaping: set[int]) -> None:
+    def _batch_runs(self, plan: _RootPlan, start: int, group: list, windows: list,
+                    vkey: tuple | None) -> list:
+        """(first, end, ops, windows, deaths) of each run of calls of `group` whose windows
+        stack, as one batch.
+        NOTE: when every offset of the group differs from its counterparts in the other calls
+        by a constant (plan.rigid), which runs form and the extents of their unions depend on
+        the valid extents only; they are worked out once per `vkey` and reused with this
+        instance's offsets (the unions start where the run's first call does)."""
+        key = (start, vkey) if vkey is not None and start in plan.rigid else None
+        shape = plan.batches.get(key) if key is not None else None
+        if shape is None:
+            dims = [self._attrs(op).get("dims", ()) for op in group[0].ops]
+            shape = _batch_shape(group, windows, dims)
+            if key is not None:
+                if len(plan.batches) >= _MAX_CACHED:
+                    plan.batches.clear()
+                plan.batches[key] = shape
+        runs = []
+        ops = group[0].ops
+        for first, end, batch in shape:
+            if batch is None:
+                call = group[first]
+                runs.append((first, end, call.ops, windows[first], _facts(call).deaths))
+                continue
+            picks, deaths = batch
+            w = windows[first]
+            runs.append((first, end, [ops[i] for i, _ in picks],
+                         [tuple((w[i][r][0], ext) for r, ext in enumerate(exts))
+                          for i, exts in picks], deaths))
+        return runs
+
+    def _numerics(self, ops: list, windows: list, escaping: set[int],
+                  deaths: list | None = None) -> None:
+        """Run tile ops with one set of local buffers; `deaths[k]`: the local values nothing
+        after op k reads, released right after it (their memory is then reused: a fresh
+        16 MB buffer costs more in page faults than the arithmetic that fills it)."""
         local: dict[int, np.ndarray] = {}
         dirty: dict[int, list] = {}
-        for op, w in zip(ops, windows):
+        for k, (op, w) in enumerate(zip(ops, windows)):
             if op.kind == "copy_out":
                 self._copy_out(op, local, w)
             else:
                 self._compute(op, local, escaping, w, dirty)
-        self._release(local, dirty)
+            if deaths is not None and deaths[k]:
+                self._release(local, dirty, deaths[k])
+        self._release(local, dirty, list(local))
 
-    def _release(self, local: dict, dirty: dict) -> None:
-        for vid, arr in local.items():
-            windows = dirty.get(vid, ())
-            if windows is None:
+    def _release(self, local: dict, dirty: dict, vids: list) -> None:
+        for vid in vids:
+            arr = local.pop(vid, None)
+            if arr is None:
+                continue
+            windows = dirty.pop(vid, ())
+            if windows is None:   # a whole result: the next one of its shape is computed in it
+                self._spares.setdefault((arr.shape, arr.dtype), []).append(arr)
                 continue
             for window in windows:
                 arr[window] = 0
             self._pool.setdefault((arr.shape, arr.dtype), []).append(arr)
 
     def _new_task(self, root: str, call: CallOp, instance: int, ids: dict[int, int]) -> SimTask:
-        label = next((op.src.label for op in call.ops if op.src.label), "")
-        merge = {name: info.key for name, info in getattr(call, "merge_info", {}).items()}
+        facts = _facts(call)
         inputs, outputs = _operands(call)
+        # NOTE: like the operand hints, the merge ids are shared by the call op's tasks
         return SimTask(-1, -1, instance, root, self._root_index[root], call.index,
-                       call.leaf.name, call.leaf.index, call.core, label,
-                       preds=[ids[p] for p in call.preds], merge=merge,
+                       call.leaf.name, call.leaf.index, call.core, facts.label,
+                       preds=[ids[p] for p in call.preds], merge=facts.merge,
                        uncached=self._uncached, inputs=inputs, outputs=outputs)
 
-    # ---- one task ----
+    # ---- one task, op by op (whole ops, or windows that read tensor elements) ----
     def run_call(self, call: CallOp, escaping: set[int], task: SimTask | None = None) -> None:
         local: dict[int, np.ndarray] = {}
         dirty: dict[int, list] = {}     # local value id -> windows written
-        shared: set = set()
         spec = self.compiled.spec
         for op in call.ops:
             if op.kind == "whole":
@@ -206,8 +250,9 @@ class TileExecutor(ReferenceExecutor):
             else:
                 self._compute(op, local, escaping, windows, dirty)
             if task is not None:
-                add_tile_op(task, op, windows, escaping, spec, shared, self._value_shape)
-        self._release(local, dirty)
+                CallCost([op], [windows], escaping, spec, self._value_shape).apply(task,
+                                                                                   [windows])
+        self._release(local, dirty, list(local))
 
     def _value_shape(self, v) -> tuple[int, ...]:
         return self.shape(v.shape)
@@ -240,12 +285,31 @@ class TileExecutor(ReferenceExecutor):
                           tuple(max(0, min(self.ev(v), n)) for v, n in zip(r.valid, r.shape)))
                          for r in regions)
 
+    def _cut(self, offs: tuple[int, ...], valid: tuple[int, ...],
+             shape: tuple[int, ...]) -> tuple:
+        """(numpy index of the window clipped to `shape`, whether nothing was clipped)."""
+        key = (offs, valid, shape)
+        cut = self._cuts.get(key)
+        if cut is None:
+            index = tuple(slice(min(o, n), min(o + v, n)) for o, v, n in zip(offs, valid, shape))
+            cut = self._cuts[key] = (index, all(o + v <= n for o, v, n in
+                                                zip(offs, valid, shape)))
+        return cut
+
+    def _box(self, offs: tuple[int, ...], extents: tuple[int, ...]) -> tuple:
+        """The numpy index of a window (cached: tasks write the same few windows)."""
+        key = (offs, extents)
+        box = self._boxes.get(key)
+        if box is None:
+            box = self._boxes[key] = tuple(slice(o, o + n) for o, n in zip(offs, extents))
+        return box
+
     def _read(self, region: Region, from_local: bool, local: dict, op: TileOp,
               offs: tuple[int, ...], valid: tuple[int, ...]) -> np.ndarray:
         arr = local[region.value.id] if from_local else self.array_of(region.value, op.src)
-        window = tuple(slice(min(o, n), min(o + v, n)) for o, v, n in zip(offs, valid, arr.shape))
+        window, inside = self._cut(offs, valid, arr.shape)
         got = arr[window]
-        if got.shape != tuple(valid):  # a view reaching past the physical edge reads zeros
+        if not inside:  # a view reaching past the physical edge reads zeros
             padded = np.zeros(tuple(valid), dtype=arr.dtype)
             padded[tuple(slice(0, s) for s in got.shape)] = got
             got = padded
@@ -281,50 +345,63 @@ class TileExecutor(ReferenceExecutor):
             op.static_attrs = dict(attrs)
         return attrs
 
+    def _op_run(self, op: TileOp) -> _OpRun:
+        run = self._op_runs.get(op)
+        if run is None:
+            run = self._op_runs[op] = _OpRun(op)
+        return run
+
     def _compute(self, op: TileOp, local: dict, escaping: set[int], windows: tuple,
                  dirty: dict) -> None:
-        src = op.src
-        opdef = REGISTRY[op.opcode]
+        run = self._op_run(op)
         arrays = []
-        for r, from_local, (offs, valid) in zip(op.inputs, op.local_inputs, windows):
+        for r, from_local, (offs, valid), widen in zip(op.inputs, op.local_inputs, windows,
+                                                       run.widen):
             a = self._read(r, from_local, local, op, offs, valid)
-            if opdef.widen and is_low_precision(r.value.dtype):
-                a = a.astype(compute_dtype(r.value.dtype))
+            if widen is not None:
+                a = a.astype(widen)
             arrays.append(a)
         out = op.output
+        vid = out.value.id
         offs, out_valid = windows[-1]
         attrs = self._attrs(op)
         attrs["_in_valid"] = [a.shape for a in arrays]
         attrs["_out_valid"] = out_valid
-        attrs["_loc"] = src.loc
-        if any(n == 0 for n in out_valid):
-            result = np.zeros(out_valid, dtype=to_numpy(out.value.dtype))
+        attrs["_loc"] = op.src.loc
+        whole = vid not in local and not any(offs) and out_valid == self.shape(out.value.shape)
+        spare = None
+        if 0 in out_valid:
+            result = np.zeros(out_valid, dtype=run.target)
         else:
-            result = opdef.compute(arrays, attrs)
+            if whole and run.accepts_out:
+                free = self._spares.get((out_valid, run.target))
+                if free:
+                    spare = attrs["_out"] = free.pop()
+            result = run.compute(arrays, attrs)
             if op.kind == "combine" and "mean_count" in attrs:
                 result = np.asarray(result) / np.float32(attrs["mean_count"])
         result = np.asarray(result)
+        if spare is not None and result is not spare:
+            self._spares[(out_valid, run.target)].append(spare)
         if result.shape != out_valid:
             raise PyptoRuntimeError(f"internal: tile {op.opcode} produced {list(result.shape)}"
-                                    f", expected {list(out_valid)}", src.loc)
-        target = to_numpy(out.value.dtype)
-        if result.dtype != target:
+                                    f", expected {list(out_valid)}", op.src.loc)
+        if result.dtype != run.target:
             with np.errstate(all="ignore"):
-                result = result.astype(target)
-        window = tuple(slice(o, o + n) for o, n in zip(offs, out_valid))
-        if out.value.id not in local and result.flags.owndata and result.flags.c_contiguous \
-                and result.shape == self.shape(out.value.shape) and not any(offs) \
+                result = result.astype(run.target)
+        window = self._box(offs, out_valid)
+        if whole and result.flags.owndata and result.flags.c_contiguous \
                 and not any(np.may_share_memory(result, a) for a in arrays):
             # NOTE: a fresh result covering the whole value (a batch over all its tiles)
             # becomes the local buffer itself instead of being copied into a pooled one
-            local[out.value.id] = result
-            dirty[out.value.id] = None   # not from the pool: never returned to it
+            local[vid] = result
+            dirty[vid] = None   # a spare once released (see _release)
         else:
             self._target(out, local)[window] = result
-            written = dirty.setdefault(out.value.id, [])
+            written = dirty.setdefault(vid, [])
             if written is not None:
                 written.append(window)
-        if out.value.id in escaping:
+        if vid in escaping:
             self._gm(out)[window] = result
 
     def _copy_out(self, op: TileOp, local: dict, windows: tuple) -> None:
@@ -338,6 +415,23 @@ class TileExecutor(ReferenceExecutor):
         self.written.add(op.output.value.storage.id)
 
 
+class _OpRun:
+    """The static facts of one tile op's numerics: its compute function (and whether it may
+    compute into a given buffer), the type each input is widened to (None: as stored) and the
+    type its result is stored in."""
+
+    __slots__ = ("compute", "accepts_out", "widen", "target")
+
+    def __init__(self, op: TileOp):
+        opdef = REGISTRY[op.opcode]
+        self.compute = opdef.compute
+        self.accepts_out = opdef.accepts_out
+        self.widen = tuple(compute_dtype(r.value.dtype)
+                           if opdef.widen and is_low_precision(r.value.dtype) else None
+                           for r in op.inputs)
+        self.target = to_numpy(op.output.value.dtype)
+
+
 def _has_expr(x: object) -> bool:
     if isinstance(x, Expr):
         return True
@@ -346,20 +440,58 @@ def _has_expr(x: object) -> bool:
     return False
 
 
-def _batchable(call: CallOp) -> bool:
-    """Every tile op of `call` may run batched with its isomorphic siblings (cached)."""
-    ok = getattr(call, "_batchable", None)
-    if ok is None:
-        ok = all(_batchable_op(op) for op in call.ops)
-        call._batchable = ok
-    return ok
+class _CallFacts:
+    """What the executor derives from a call op once: its swimlane label and merge groups,
+    the cube loads its tile ops may share (CallCost.sharing), the release points of its local
+    values (`_deaths`), and whether it may run batched with its isomorphic siblings."""
+
+    __slots__ = ("label", "merge", "sharing", "deaths", "batchable")
+
+    def __init__(self, call: CallOp):
+        self.label = next((op.src.label for op in call.ops if op.src.label), "")
+        self.merge = {name: info.key for name, info in getattr(call, "merge_info", {}).items()}
+        self.sharing = CallCost.sharing(call.ops)
+        self.deaths = _deaths(call.ops)
+        self.batchable = all(_batchable_op(op) for op in call.ops)
+
+
+_FACTS: "weakref.WeakKeyDictionary[CallOp, _CallFacts]" = weakref.WeakKeyDictionary()
+
+
+def _facts(call: CallOp) -> _CallFacts:
+    facts = _FACTS.get(call)
+    if facts is None:
+        facts = _FACTS[call] = _CallFacts(call)
+    return facts
+
+
+def _group_end(calls: list, start: int) -> int:
+    """End of the run of calls from `start` that may batch: same op structure (same source
+    ops and tile attributes), batchable ops only, and none waits for another."""
+    head = calls[start]
+    if not _facts(head).batchable:
+        return start + 1
+    members = {head.index}
+    end = start + 1
+    while end < len(calls):
+        c = calls[end]
+        if len(c.ops) != len(head.ops) or any(p in members for p in c.preds):
+            break
+        if not all(a.src is b.src and a.kind == b.kind and a.opcode == b.opcode
+                   and a.local_inputs == b.local_inputs
+                   and (a.kind == "copy_out" or a.attrs == b.attrs)   # copy: offsets
+                   for a, b in zip(c.ops, head.ops)) or not _facts(c).batchable:
+            break
+        members.add(c.index)
+        end += 1
+    return end
 
 
 def _batchable_op(op: TileOp) -> bool:
     if op.kind == "copy_out":
         ok = op.opcode == "ASSEMBLE"
     elif op.kind in ("compute", "partial", "combine"):
-        ok = op.opcode in POINTWISE or op.opcode in _ROWWISE_REDUCE
+        ok = op.opcode in _ELEMENTWISE or op.opcode in _ROWWISE_REDUCE
     else:
         return False
     if not ok or op.output is None:
@@ -406,26 +538,251 @@ def _extend(union: tuple | None, first: tuple, w: tuple, op: TileOp,
     return d, tuple(merged)
 
 
-def _merge_siblings(ops: list, windows: list, dims: list) -> tuple[list, list]:
+def _merge_siblings(ops: list, windows: list, dims: list) -> list[tuple[int, tuple]]:
     """Merge consecutive tile ops of one tensor op (e.g. the four column tiles of a SUB) whose
     batched windows stack too, so that one numpy call covers the whole value. Tiles of one
-    tensor op never read each other's results, so running them together changes nothing."""
-    out_ops, out_windows = [ops[0]], [windows[0]]
+    tensor op never read each other's results, so running them together changes nothing.
+    Returns (index of the first op, merged windows) per op that runs."""
+    out = [(0, windows[0])]
     union = None
-    for op, w, rd in zip(ops[1:], windows[1:], dims[1:]):
-        prev = out_ops[-1]
+    for k, (op, w, rd) in enumerate(zip(ops[1:], windows[1:], dims[1:]), 1):
+        prev = ops[out[-1][0]]
         if op.src is prev.src and op.kind == prev.kind and op.kind != "copy_out" and \
                 op.local_inputs == prev.local_inputs:
-            grown = _extend(union, out_windows[-1] if union is None else union[2], w, op, rd)
+            first = out[-1][1] if union is None else union[2]
+            grown = _extend(union, first, w, op, rd)
             if grown is not None:
-                first = out_windows[-1] if union is None else union[2]
                 union = (*grown, first)
-                out_windows[-1] = grown[1]
+                out[-1] = (out[-1][0], grown[1])
                 continue
         union = None
-        out_ops.append(op)
-        out_windows.append(w)
-    return out_ops, out_windows
+        out.append((k, w))
+    return out
+
+
+def _batch_shape(group: list, windows: list, dims: list) -> list:
+    """How `group`'s calls run: (first, end, None) for a call on its own, (first, end,
+    (picks, deaths)) for the calls first..end-1 as one batch, where picks holds (index of the
+    tile op in the call, valid extents of its union windows) per op the batch runs, and deaths
+    its local values' release points (`_deaths`). A union starts where the run's first call's
+    window of that op does."""
+    ops = group[0].ops
+    out = []
+    start = 0
+    while start < len(group):
+        unions: list = [None] * len(ops)
+        end = start + 1
+        while end < len(group):
+            grown = [_extend(u, f, w, op, rd) for u, f, w, op, rd in
+                     zip(unions, windows[start], windows[end], ops, dims)]
+            if any(g is None for g in grown):
+                break
+            unions = grown
+            end += 1
+        if end - start > 1:
+            merged = _merge_siblings(ops, [u[1] for u in unions], dims)
+            picks = [(i, tuple(ext for _, ext in w)) for i, w in merged]
+            out.append((start, end, (picks, _deaths([ops[i] for i, _ in merged]))))
+        else:
+            out.append((start, end, None))
+        start = end
+    return out
+
+
+def _deaths(ops: list) -> list[list[int]]:
+    """Per tile op: the local values that op is the last one to read or write."""
+    last: dict[int, int] = {}
+    for k, op in enumerate(ops):
+        for r, local in zip(op.inputs, op.local_inputs):
+            if local:
+                last[r.value.id] = k
+        if op.output is not None and op.kind != "copy_out":
+            last[op.output.value.id] = k
+    out: list[list[int]] = [[] for _ in ops]
+    for vid, k in last.items():
+        out[k].append(vid)
+    return out
+
+
+_MAX_CACHED = 4096   # batch shapes kept per root function (one per distinct valid extents)
+
+
+class _RootPlan:
+    """What every instance of one root function shares: its steps (a call on its own, or a run
+    of isomorphic independent calls that may batch) and one generated function evaluating all
+    its windows.
+
+    NOTE: evaluating each tile op's windows on its own walked the same few subexpressions
+    (a loop index, a clamped tail extent) dozens of times per instance; the generated function
+    computes each distinct one once. It returns (vkey, valid key per call, windows per call
+    per tile op): vkey holds the values of the instance's distinct symbolic valid extents, so
+    instances of equal vkey have equal valid extents everywhere; a call's valid key stands
+    for its own valid extents (calls of equal valid key and cost class cost the same)."""
+
+    def __init__(self, root):
+        self.name = root.name
+        calls = root.calls
+        self.singles = [(i, i + 1) for i in range(len(calls))]
+        self.steps = []
+        i = 0
+        while i < len(calls):
+            end = _group_end(calls, i)
+            self.steps.append((i, end))
+            i = end
+        # groups whose batch shape depends on the valid extents only (see _rigid)
+        self.rigid = {s for s, e in self.steps if e - s > 1 and _rigid(calls[s:e])}
+        self.has_whole = [any(op.kind == "whole" for op in c.ops) for c in calls]
+        # the first call op charged like each one for equal valid extents (same regions of
+        # the same values, same kinds of tile op): isomorphic calls share their CallCost
+        first: dict[tuple, CallOp] = {}
+        self.cost_class = [first.setdefault(_cost_signature(c), c) for c in calls]
+        # batch shapes of rigid groups, by (first call, vkey): valid for any bindings
+        self.batches: dict[tuple, list] = {}
+        self._windows = _compile_windows(calls)
+
+    def evaluate(self, values: dict) -> tuple | None:
+        """(vkey, valid keys, windows) for the symbol `values`, or None: some window reads a tensor
+        element or cannot be evaluated (the tile ops then evaluate their own, in order)."""
+        if self._windows is None:
+            return None
+        try:
+            return self._windows(values)
+        except (KeyError, ZeroDivisionError, TypeError):
+            return None
+
+
+_ROOT_PLANS: "weakref.WeakKeyDictionary[Any, _RootPlan]" = weakref.WeakKeyDictionary()
+
+
+def _root_plan(root) -> _RootPlan:
+    plan = _ROOT_PLANS.get(root)
+    if plan is None:
+        plan = _ROOT_PLANS[root] = _RootPlan(root)
+    return plan
+
+
+def _regions(op: TileOp) -> list[Region]:
+    return list(op.inputs) + ([op.output] if op.output is not None else [])
+
+
+def _cost_signature(call: CallOp) -> tuple:
+    """What CallCost reads from a call op besides its windows."""
+    return tuple((id(op.src), op.kind, op.opcode, op.core, tuple(op.local_inputs),
+                  tuple(r.value.id for r in _regions(op)), repr(op.attrs.get("cube_plan")))
+                 for op in call.ops)
+
+
+def _rigid(calls: list) -> bool:
+    """Every offset in `calls` differs by a constant from its counterpart in the first call's
+    first tile op that `_merge_siblings` may merge it with: then which windows stack
+    (`_extend`) is decided by the valid extents alone."""
+    head = calls[0].ops
+    first = {}
+    for j, op in enumerate(head):
+        first.setdefault(_sibling_key(op), j)
+    for call in calls:
+        for j, op in enumerate(call.ops):
+            ref = head[first[_sibling_key(head[j])]]
+            for r, rr in zip(_regions(op), _regions(ref)):
+                if len(r.offsets) != len(rr.offsets):
+                    return False
+                for a, b in zip(r.offsets, rr.offsets):
+                    if a is not b and a != b and (type(a) is not Const or type(b) is not Const) \
+                            and _const_diff(a, b) is None:
+                        return False
+    return True
+
+
+def _sibling_key(op: TileOp) -> tuple:
+    return id(op.src), op.kind, tuple(op.local_inputs)
+
+
+class _WindowCode:
+    """Python source computing windows, one local variable per distinct subexpression."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict = {}        # Expr / clamp / window text -> local variable
+        self.clamps: list[str] = []  # variables holding a symbolic valid extent
+
+    def _bind(self, key, code: str, prefix: str) -> str:
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = f"{prefix}{len(self.names)}"
+            self.lines.append(f"    {name} = {code}")
+        return name
+
+    def expr(self, e: Expr) -> str:
+        if type(e) is Const:
+            return repr(e.value)
+        name = self.names.get(e)
+        if name is not None:
+            return name
+        if isinstance(e, Sym):
+            code = f"V[{e.name!r}]"
+        elif isinstance(e, Bin) and e.op not in ("and", "or"):
+            code = _PY_CODE[e.op].format(self.expr(e.a), self.expr(e.b))
+        elif isinstance(e, Un):
+            code = _PY_UN_CODE[e.op].format(self.expr(e.a))
+        else:   # short-circuit forms (select, and, or) stay as written
+            code = _to_code(e, [])
+        return self._bind(e, code, "t")
+
+    def clamp(self, e: Expr, n: int) -> str:
+        if type(e) is Const:
+            return repr(max(0, min(e.value, n)))
+        key = ("clamp", e, n)
+        known = key in self.names
+        name = self._bind(key, f"_max(0, _min({self.expr(e)}, {n}))", "c")
+        if not known:
+            self.clamps.append(name)
+        return name
+
+    def region(self, r: Region) -> tuple[str, list[str]]:
+        """(code of the window, code of each valid extent)."""
+        offs = [self.expr(o) for o in r.offsets]
+        valid = [self.clamp(v, n) for v, n in zip(r.valid, r.shape)]
+        text = f"({_tuple_code(offs)}, {_tuple_code(valid)})"
+        if all(_literal(c) for c in offs + valid):
+            return text, valid   # a constant: folded by the compiler
+        return self._bind(("window", text), text, "w"), valid
+
+
+def _literal(code: str) -> bool:
+    return code.lstrip("-").isdigit()
+
+
+def _tuple_code(items: list[str]) -> str:
+    return f"({', '.join(items)},)" if items else "()"
+
+
+def _compile_windows(calls: list):
+    """The generated function of _RootPlan, or None when a window reads tensor elements."""
+    gen = _WindowCode()
+    per_call, call_keys = [], []
+    templates: dict[tuple, int] = {}   # a call's valid extents, as code -> its number
+    for call in calls:
+        per_op, valid = [], []
+        for op in call.ops:
+            if op.kind == "whole":
+                per_op.append("None")
+                continue
+            regions = _regions(op)
+            if any(reads_elements(e) for r in regions for e in r.offsets + r.valid):
+                return None
+            codes = [gen.region(r) for r in regions]
+            per_op.append(_tuple_code([window for window, _ in codes]))
+            valid += [v for _, extents in codes for v in extents]
+        per_call.append(_tuple_code(per_op))
+        template = templates.setdefault(tuple(valid), len(templates))
+        symbolic = dict.fromkeys(v for v in valid if not _literal(v))
+        call_keys.append(_tuple_code([str(template), *symbolic]))
+    source = "\n".join(["def windows(V):", *gen.lines,
+                        f"    return ({_tuple_code(gen.clamps)}, {_tuple_code(call_keys)}, "
+                        f"{_tuple_code(per_call)})"])
+    scope = {"_min": min, "_max": max}
+    exec(compile(source, "<windows>", "exec"), scope)
+    return scope["windows"]
 
 
 def _compile_plan(op: TileOp):

@@ -1,0 +1,68 @@
+"""The tile executor evaluates all windows of a root instance in one generated function and
+reuses per-shape work (task costs, batch shapes) across tasks and instances; the results, costs
+and task DAG equal those of evaluating every tile op on its own."""
+import pytest
+import torch
+
+import pypto
+from pypto.runtime import tile_executor
+from pypto.runtime.tile_executor import TileExecutor
+
+
+def _attention_loop():
+    """Online softmax over KV blocks with a ragged last block, carried state in GM."""
+    @pypto.frontend.jit
+    def k(q: pypto.Tensor([pypto.DYNAMIC, 16, 32], pypto.DT_FP32),
+          kv: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, 32], pypto.DT_FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, 16, 1], pypto.DT_FP32)):
+        pairs, n = q.shape[0], kv.shape[1]
+        best = pypto.tensor([4, 16, 1], pypto.DT_FP32, "best")
+        pypto.set_vec_tile_shapes(1, 8, 64)
+        for b in pypto.loop(pairs, idx_name="b"):
+            qb = q[b:b + 1, :, :]
+            for j in pypto.loop(0, n, 64, idx_name="j"):
+                kj = pypto.view(kv, [1, 64, 32], [b, j, 0],
+                                valid_shape=[1, (n - j).min(64), 32])
+                pypto.set_cube_tile_shapes([16, 16], [32, 32], [64, 64])
+                s = pypto.matmul(qb, kj, pypto.DT_FP32, b_trans=True)
+                m = pypto.amax(s, dim=-1, keepdim=True)
+                if pypto.is_loop_begin(j):
+                    best[b:, :, :] = m
+                else:
+                    best[b:, :, :] = pypto.maximum(best[b:b + 1, :, :], m)
+                if pypto.is_loop_end(j):
+                    out[b:, :, :] = best[b:b + 1, :, :] * 1.0
+    q, kv = torch.randn(3, 16, 32), torch.randn(3, 150, 32)
+    return k, (q, kv, torch.zeros(3, 16, 1))
+
+
+def _run(kernel, args):
+    args = [a.clone() for a in args]
+    kernel(*args)
+    tasks = kernel.last_executor.stitcher.tasks
+    return args[-1], [(t.core, t.mte2_bytes, t.mte1_bytes, t.mte3_bytes, t.vector_cycles,
+                       t.cube_cycles, t.empty, t.reads, t.writes, t.read_layouts,
+                       t.write_layouts, t.preds) for t in tasks]
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_root_windows_equal_tile_op_windows(batch, monkeypatch):
+    kernel, args = _attention_loop()
+    monkeypatch.setattr(TileExecutor, "batch", batch)
+    fast_out, fast = _run(kernel, args)
+    assert kernel.last_executor.calls_run == len(fast)
+    # every tile op evaluates its own windows and is charged on its own
+    monkeypatch.setattr(tile_executor._RootPlan, "evaluate", lambda self, values: None)
+    slow_out, slow = _run(kernel, args)
+    assert torch.equal(fast_out, slow_out)
+    assert fast == slow
+    best = torch.stack([(a @ b.transpose(-1, -2)).amax(-1, keepdim=True)
+                        for a, b in zip(args[0], args[1])])
+    torch.testing.assert_close(fast_out, best)
+
+
+def test_warm_call_reuses_batch_shapes_with_equal_results():
+    kernel, args = _attention_loop()
+    first_out, first = _run(kernel, args)
+    second_out, second = _run(kernel, args)     # batch shapes come from the root plans
+    assert torch.equal(first_out, second_out) and first == second
