@@ -1,8 +1,7 @@
 """The discrete-event simulation of one kernel run on the A2/A3 machine model.
 
 Takes the stitched tasks (`runtime.stitch`) → a `SimResult`. Keeps: deterministic by
-construction (one event heap ordered by (time, sequence number); no set iteration reaches the
-output). The model, with every constant from the machine spec:
+construction (events run in (time, order raised) order; no set iteration reaches the output). The model, with every constant from the machine spec:
 
 - AICPU control thread builds the windows (device tasks) one after another: a base cost, a
   cost per root instance and per cross-instance dependency, so a big window costs more to
@@ -25,7 +24,7 @@ import heapq
 import itertools
 from math import prod as _prod
 from collections import defaultdict, deque
-from functools import partial, reduce
+from functools import reduce
 from itertools import chain, compress, islice
 from operator import add, attrgetter, le, not_, sub
 
@@ -41,7 +40,6 @@ from pypto.machine.spec import MachineSpec
 
 
 _NEVER = -(2**62)   # the stamp of a line never touched
-_END = (float("inf"), 0, 0)   # the last event of every window's heap
 _NO_END = float("nan")   # equal to no time (a float: comparing it to one stays cheap)
 
 
@@ -379,10 +377,12 @@ class Simulator:
         end_of = [0.0] * n
         hit_of = [0.0] * n
         hbm_of = [0.0] * n
-        events: list = []
-        # ready at `start`: the first events, in order, without the heap
-        roots = [(start, k, ~i) for k, i in enumerate(graph.roots)]
-        seq = len(roots)
+        # The events: a heap of their distinct times, and per time its event codes in the
+        # order they were raised, so events run in (time, raised) order. NOTE: not one heap
+        # of (time, sequence number, code) tuples: comparing floats is a third of the cost
+        # of comparing tuples, and events at one time cost one heap entry.
+        times = [start]
+        at = {start: [~i for i in graph.roots]}
         free_at = [start] * (n_aic + n_aiv)
         slots_used = [0] * (n_aic + n_aiv)
         free_slots = [n_aic * slots, n_aiv * slots]
@@ -413,176 +413,184 @@ class Simulator:
             self._last_work, self._resolve_end, self._dispatch_end
         lifo, fair = bool(self.mode & 1), bool(self.mode & 2)
         search = range(min(slots, 2))
-        # NOTE: the roots, then the heap until the END sentinel (time inf) comes up, iterated
-        # in C: the roots have the smallest (time, seq) keys, so they skip the heap
-        events.append(_END)
-        for now, _, code in chain(roots, iter(partial(heappop, events), _END)):
-            if code < 0:  # ready
-                i = ~code
-                ty = kinds[i]
-                ready[ty].append(i)
-                ready_at[i] = now
-                freed = -1
-            else:  # done
-                g = core_of[code]
-                ty = kinds[code]
-                used = slots_used[g] = slots_used[g] - 1
-                if free_slots[ty] or not ready[ty]:
-                    free_slots[ty] += 1
-                    heappush(heaps[ty * slots + used], (free_at[g], g))
+        while times:
+            now = heappop(times)
+            for code in at[now]:   # NOTE: grows while iterated when an event lands at `now`
+                if code < 0:  # ready
+                    i = ~code
+                    ty = kinds[i]
+                    ready[ty].append(i)
+                    ready_at[i] = now
                     freed = -1
-                else:
-                    # NOTE: saturated: g is now the only core of its type with a free slot and
-                    # the waiting queue takes it below, so it skips the open-slot heaps
-                    free_slots[ty] = 1
-                    freed = g
-                succ = successors[code]
-                if succ:
-                    th = owner[g]
-                    t0 = thread_free[th]
-                    if now > t0:
-                        t0 = now
-                    thread_free[th] = t1 = t0 + resolve_cost * len(succ)
-                    # scheduler-thread work: back-to-back work of one kind is one event
-                    if resolve_end[th] == t0:
-                        last = last_work[th]
-                        last.end = t1
-                        last.args["count"] += len(succ)
+                else:  # done
+                    g = core_of[code]
+                    ty = kinds[code]
+                    used = slots_used[g] = slots_used[g] - 1
+                    if free_slots[ty] or not ready[ty]:
+                        free_slots[ty] += 1
+                        heappush(heaps[ty * slots + used], (free_at[g], g))
+                        freed = -1
                     else:
-                        last_work[th] = last = AicpuRun(th, "resolve", t0, t1,
-                                                        {"count": len(succ)})
-                        aicpu_append(last)
-                        dispatch_end[th] = _NO_END
-                    resolve_end[th] = t1
-                    resolved_append(code)
-                    for s in succ:
-                        left = remaining[s] = remaining[s] - 1
-                        if lifo:  # a producer on the other core type is no affinity target
-                            producer_core[s] = g if kinds[s] == ty else None
-                        if left == 0:
-                            heappush(events, (t1, seq, ~s))
-                            seq += 1
-            # Dispatch as much as possible at `now`. NOTE: only the event's core type can
-            # dispatch: after every event each type has an empty queue or no free slot, and an
-            # event changes one type's queue or slots.
-            q = ready[ty]
-            if not (q and free_slots[ty]):
-                continue
-            while running and running[0] <= now:
-                heappop(running)
-            while True:
-                if freed >= 0:
-                    g, freed = freed, -1
-                elif lifo and (preferred := producer_core[q[-1]]) is not None \
-                        and slots_used[preferred] == 0:
-                    g = preferred
-                elif fair:
-                    g = self._pick_core(ty, slots_used, free_at, owner, dispatched)
-                    if g is None:
-                        break
-                else:  # the earliest free core with the fewest busy slots
-                    g = -1
-                    for used in search:
-                        heap = heaps[ty * slots + used]
-                        while heap:
-                            f, c = heappop(heap)
-                            if slots_used[c] == used and free_at[c] == f:
-                                g = c
-                                break
-                        if g >= 0:
-                            break
-                    if g < 0:
-                        break
-                i = q.pop() if lifo else q.popleft()
-                task = tasks[i]
-                th = owner[g]
-                d0 = thread_free[th]
-                if now > d0:
-                    d0 = now
-                thread_free[th] = d1 = d0 + dispatch_cost
-                if fair:
-                    dispatched[th] += 1
-                if dispatch_end[th] == d0:
-                    last = last_work[th]
-                    last.end = d1
-                    last.args["count"] += 1
-                else:
-                    last_work[th] = last = AicpuRun(th, "dispatch", d0, d1, {"count": 1})
-                    aicpu_append(last)
-                    resolve_end[th] = _NO_END
-                dispatch_end[th] = d1
-                begin = free_at[g]
-                if d1 > begin:
-                    begin = d1
-                # The task's cycles, L2-hit bytes and HBM bytes, started with `active` tasks
-                # running: the share of its reads that hit L2 moves at the L2 share of
-                # bandwidth, the rest at the HBM share, each capped by the core's own DMA rate.
-                # L2 is write-back (hw_model §5): writes land in L2 at its bandwidth until the
-                # kernel has written more than L2 holds; from then on every write evicts a
-                # dirty line and moves at the HBM share. The cycles are `TaskTimer.cycles`
-                # (head + first-load latency + busiest pipe + last-store latency).
-                # NOTE: inline, not a method: a call and a result tuple per task
-                core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = consts[ty]
-                uncached = task.uncached
-                reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
-                                                                uncached)
-                mte2 = task.mte2_bytes
-                if total_lines:
-                    hit = reads_total * hit_lines / total_lines
-                    if mte2 <= hit:
-                        hit = mte2
-                else:
-                    hit = 0.0
-                hbm = mte2 - hit
-                writes = task.writes
-                cached_writes = writes and access(writes, task.write_layouts, uncached)[3]
-                mte3 = task.mte3_bytes
-                active = len(running) + 1
-                hbm_share = hbm_bw / active
-                l2_share = l2_bw / active
-                write_back = cached_writes and written + mte3 <= l2_capacity
-                written += mte3
-                if task.empty:
-                    dur = float(head)
-                else:
-                    in_bw = core_bw if core_bw <= hbm_share else hbm_share
-                    l2_in_bw = core_bw * 2
-                    if l2_share < l2_in_bw:
-                        l2_in_bw = l2_share
-                    t_in = hbm / in_bw + hit / l2_in_bw
-                    out_bw = l2_share if write_back else hbm_share
-                    if out_core_bw <= out_bw:
-                        out_bw = out_core_bw
-                    if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
-                        compute = task.mte1_bytes / l0_bw
-                        if task.cube_cycles >= compute:
-                            compute = task.cube_cycles
-                    else:
-                        compute = task.vector_cycles
-                    busiest = t_in
-                    if compute > busiest:
-                        busiest = compute
-                    if mte3:
-                        t_out = mte3 / out_bw
-                        if t_out > busiest:
-                            busiest = t_out
-                    dur = (head + (fill_latency if mte2 else 0.0) + busiest
-                           + (drain_latency if mte3 else 0.0))
-                free_at[g] = end = begin + dur
-                used = slots_used[g] = slots_used[g] + 1
-                free_slots[ty] -= 1
-                if used < slots:
-                    heappush(heaps[ty * slots + used], (end, g))
-                heappush(running, end)
-                core_of[i] = g
-                begin_of[i] = begin
-                end_of[i] = end
-                hit_of[i] = hit
-                hbm_of[i] = hbm
-                heappush(events, (end, seq, i))
-                seq += 1
+                        # NOTE: saturated: g is now the only core of its type with a free slot and
+                        # the waiting queue takes it below, so it skips the open-slot heaps
+                        free_slots[ty] = 1
+                        freed = g
+                    succ = successors[code]
+                    if succ:
+                        th = owner[g]
+                        t0 = thread_free[th]
+                        if now > t0:
+                            t0 = now
+                        thread_free[th] = t1 = t0 + resolve_cost * len(succ)
+                        # scheduler-thread work: back-to-back work of one kind is one event
+                        if resolve_end[th] == t0:
+                            last = last_work[th]
+                            last.end = t1
+                            last.args["count"] += len(succ)
+                        else:
+                            last_work[th] = last = AicpuRun(th, "resolve", t0, t1,
+                                                            {"count": len(succ)})
+                            aicpu_append(last)
+                            dispatch_end[th] = _NO_END
+                        resolve_end[th] = t1
+                        resolved_append(code)
+                        for s in succ:
+                            left = remaining[s] = remaining[s] - 1
+                            if lifo:  # a producer on the other core type is no affinity target
+                                producer_core[s] = g if kinds[s] == ty else None
+                            if left == 0:
+                                codes = at.get(t1)
+                                if codes is None:
+                                    at[t1] = [~s]
+                                    heappush(times, t1)
+                                else:
+                                    codes.append(~s)
+                # Dispatch as much as possible at `now`. NOTE: only the event's core type can
+                # dispatch: after every event each type has an empty queue or no free slot, and an
+                # event changes one type's queue or slots.
+                q = ready[ty]
                 if not (q and free_slots[ty]):
-                    break
+                    continue
+                while running and running[0] <= now:
+                    heappop(running)
+                while True:
+                    if freed >= 0:
+                        g, freed = freed, -1
+                    elif lifo and (preferred := producer_core[q[-1]]) is not None \
+                            and slots_used[preferred] == 0:
+                        g = preferred
+                    elif fair:
+                        g = self._pick_core(ty, slots_used, free_at, owner, dispatched)
+                        if g is None:
+                            break
+                    else:  # the earliest free core with the fewest busy slots
+                        g = -1
+                        for used in search:
+                            heap = heaps[ty * slots + used]
+                            while heap:
+                                f, c = heappop(heap)
+                                if slots_used[c] == used and free_at[c] == f:
+                                    g = c
+                                    break
+                            if g >= 0:
+                                break
+                        if g < 0:
+                            break
+                    i = q.pop() if lifo else q.popleft()
+                    task = tasks[i]
+                    th = owner[g]
+                    d0 = thread_free[th]
+                    if now > d0:
+                        d0 = now
+                    thread_free[th] = d1 = d0 + dispatch_cost
+                    if fair:
+                        dispatched[th] += 1
+                    if dispatch_end[th] == d0:
+                        last = last_work[th]
+                        last.end = d1
+                        last.args["count"] += 1
+                    else:
+                        last_work[th] = last = AicpuRun(th, "dispatch", d0, d1, {"count": 1})
+                        aicpu_append(last)
+                        resolve_end[th] = _NO_END
+                    dispatch_end[th] = d1
+                    begin = free_at[g]
+                    if d1 > begin:
+                        begin = d1
+                    # The task's cycles, L2-hit bytes and HBM bytes, started with `active` tasks
+                    # running: the share of its reads that hit L2 moves at the L2 share of
+                    # bandwidth, the rest at the HBM share, each capped by the core's own DMA rate.
+                    # L2 is write-back (hw_model §5): writes land in L2 at its bandwidth until the
+                    # kernel has written more than L2 holds; from then on every write evicts a
+                    # dirty line and moves at the HBM share. The cycles are `TaskTimer.cycles`
+                    # (head + first-load latency + busiest pipe + last-store latency).
+                    # NOTE: inline, not a method: a call and a result tuple per task
+                    core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = consts[ty]
+                    uncached = task.uncached
+                    reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
+                                                                    uncached)
+                    mte2 = task.mte2_bytes
+                    if total_lines:
+                        hit = reads_total * hit_lines / total_lines
+                        if mte2 <= hit:
+                            hit = mte2
+                    else:
+                        hit = 0.0
+                    hbm = mte2 - hit
+                    writes = task.writes
+                    cached_writes = writes and access(writes, task.write_layouts, uncached)[3]
+                    mte3 = task.mte3_bytes
+                    active = len(running) + 1
+                    hbm_share = hbm_bw / active
+                    l2_share = l2_bw / active
+                    write_back = cached_writes and written + mte3 <= l2_capacity
+                    written += mte3
+                    if task.empty:
+                        dur = float(head)
+                    else:
+                        in_bw = core_bw if core_bw <= hbm_share else hbm_share
+                        l2_in_bw = core_bw * 2
+                        if l2_share < l2_in_bw:
+                            l2_in_bw = l2_share
+                        t_in = hbm / in_bw + hit / l2_in_bw
+                        out_bw = l2_share if write_back else hbm_share
+                        if out_core_bw <= out_bw:
+                            out_bw = out_core_bw
+                        if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
+                            compute = task.mte1_bytes / l0_bw
+                            if task.cube_cycles >= compute:
+                                compute = task.cube_cycles
+                        else:
+                            compute = task.vector_cycles
+                        busiest = t_in
+                        if compute > busiest:
+                            busiest = compute
+                        if mte3:
+                            t_out = mte3 / out_bw
+                            if t_out > busiest:
+                                busiest = t_out
+                        dur = (head + (fill_latency if mte2 else 0.0) + busiest
+                               + (drain_latency if mte3 else 0.0))
+                    free_at[g] = end = begin + dur
+                    used = slots_used[g] = slots_used[g] + 1
+                    free_slots[ty] -= 1
+                    if used < slots:
+                        heappush(heaps[ty * slots + used], (end, g))
+                    heappush(running, end)
+                    core_of[i] = g
+                    begin_of[i] = begin
+                    end_of[i] = end
+                    hit_of[i] = hit
+                    hbm_of[i] = hbm
+                    codes = at.get(end)
+                    if codes is None:
+                        at[end] = [i]
+                        heappush(times, end)
+                    else:
+                        codes.append(i)
+                    if not (q and free_slots[ty]):
+                        break
+            del at[now]
         self._written = written
         if None in begin_of:   # never ran (a dependency cycle): no run, no stats
             ran = [b is not None for b in begin_of]
