@@ -1,7 +1,8 @@
 """The discrete-event simulation of one kernel run on the A2/A3 machine model.
 
 Takes the stitched tasks (`runtime.stitch`) → a `SimResult`. Keeps: deterministic by
-construction (events run in (time, order raised) order; no set iteration reaches the output). The model, with every constant from the machine spec:
+construction (events run in (time, order raised) order; no set iteration reaches the output).
+The model, with every constant from the machine spec:
 
 - AICPU control thread builds the windows (device tasks) one after another: a base cost, a
   cost per root instance and per cross-instance dependency, so a big window costs more to
