@@ -123,16 +123,20 @@ class Stitcher:
             for acc in t.reads:
                 own_root = acc[0] in private
                 for group in writes[acc[0]].overlapping(acc):
-                    for (inst, r), ids in group.items():
-                        if inst != me and not (own_root and r == root):
-                            deps.update(ids)
+                    for r, by_instance in group.items():
+                        if not (own_root and r == root):
+                            for inst, ids in by_instance.items():
+                                if inst != me:
+                                    deps.update(ids)
             for acc in t.writes:
                 own_root = acc[0] in private
                 for index in (writes[acc[0]], reads[acc[0]]):
                     for group in index.overlapping(acc):
-                        for (inst, r), ids in group.items():
-                            if inst != me and not (own_root and r == root):
-                                deps.update(ids)
+                        for r, by_instance in group.items():
+                            if not (own_root and r == root):
+                                for inst, ids in by_instance.items():
+                                    if inst != me:
+                                        deps.update(ids)
             new = sorted(deps - set(t.preds))
             self.cross_edges += len(new)
             t.preds.extend(new)
@@ -142,8 +146,9 @@ class Stitcher:
                 writes[acc[0]].add(t, acc)
 
 
-# (instance, root) -> ids of the tasks of that instance that accessed one box
-_Group = dict[tuple[int, str], list[int]]
+# root -> instance -> ids of the tasks of that instance that accessed one box
+# NOTE: by root first: a root's own workspace skips its own instances without visiting them
+_Group = dict[str, dict[int, list[int]]]
 
 
 class _BoxIndex:
@@ -182,9 +187,12 @@ class _BoxIndex:
             if not self.mixed:
                 for b in self._rows(*box):
                     self.buckets[b].append((box, group))
-        ids = group.get((task.instance, task.root))
+        by_instance = group.get(task.root)
+        if by_instance is None:
+            by_instance = group[task.root] = {}
+        ids = by_instance.get(task.instance)
         if ids is None:
-            group[(task.instance, task.root)] = [task.id]
+            by_instance[task.instance] = [task.id]
         elif ids[-1] != task.id:
             ids.append(task.id)
 
