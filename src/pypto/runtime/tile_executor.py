@@ -30,7 +30,7 @@ from pypto.runtime import blas
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
 from pypto.symbolic import (_PY_CODE, _PY_UN_CODE, Bin, Const, Expr, Sym, Un, _const_diff,
-                             _to_code, reads_elements)
+                             _to_code, free_symbols, reads_elements)
 
 
 # Reductions a batch may run over many rows at once (never over the stacked dim).
@@ -70,6 +70,9 @@ class TileExecutor(ReferenceExecutor):
         # NOTE: whole-value results whose last reader ran: an op that accepts an output buffer
         # computes its next whole result of that shape in one (no page faults, see _numerics)
         self._spares: dict[tuple, list[np.ndarray]] = {}
+        self._root_plans: dict[str, _RootPlan] = {}
+        self._bound = frozenset(bindings)
+        self._shapes: dict[int, tuple[int, ...]] = {}
         # NOTE: per-run caches (shapes and layouts depend on the bindings): what every task of
         # a call op with the same valid extents is charged, the static facts of each tile op's
         # numerics, and the numpy index of each window
@@ -77,6 +80,17 @@ class TileExecutor(ReferenceExecutor):
         self._op_runs: dict[TileOp, _OpRun] = {}
         self._cuts: dict[tuple, tuple] = {}
         self._boxes: dict[tuple, tuple] = {}
+
+    def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
+        # NOTE: dims that depend on the bindings only (a parameter's dynamic dims, as well as
+        # constants) are evaluated once per run: tasks ask for the same few shapes all along
+        key = id(dims)
+        found = self._shapes.get(key)
+        if found is None:
+            found = super().shape(dims)
+            if all(free_symbols(d) <= self._bound for d in dims):
+                self._shapes[key] = found
+        return found
 
     def run(self) -> None:
         # NOTE: tile-sized matmuls run fastest on one BLAS thread (runtime/blas.py)
@@ -91,7 +105,9 @@ class TileExecutor(ReferenceExecutor):
     def run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
         root = self.compiled.roots[block.name]
-        plan = _root_plan(root)
+        plan = self._root_plans.get(block.name)
+        if plan is None:
+            plan = self._root_plans[block.name] = _root_plan(root)
         instance = self.stitcher.begin_instance(len(root.calls)) if self.stitcher else 0
         evaluated = plan.evaluate(self.env.values)
         vkey, call_keys, windows = evaluated if evaluated is not None else (None, None, None)
@@ -109,14 +125,14 @@ class TileExecutor(ReferenceExecutor):
             call = calls[start]
             task = None
             if self.stitcher is not None:
-                task = self._new_task(block.name, call, instance, ids)
+                task = self._new_task(block.name, call, instance, ids, plan.facts[start])
             if windows is None or plan.has_whole[start]:
                 self.run_call(call, escaping, task)
             else:
-                self._numerics(call.ops, windows[start], escaping, _facts(call).deaths)
+                self._numerics(call.ops, windows[start], escaping, plan.facts[start].deaths)
                 if task is not None:
                     self._charge(task, call, windows[start], call_keys[start], escaping,
-                                 plan.cost_class[start])
+                                 plan, start)
             self._finish(call, task, ids)
 
     def _finish(self, call: CallOp, task: SimTask | None, ids: dict[int, int]) -> None:
@@ -129,16 +145,16 @@ class TileExecutor(ReferenceExecutor):
 
     # ---- costs ----
     def _charge(self, task: SimTask, call: CallOp, windows: list, valid_key: tuple | None,
-                escaping: set[int], cost_class: CallOp) -> None:
-        """Charge `task` for `call`'s tile ops with these windows (no whole ops). `valid_key`:
-        the call's valid extents in short (_RootPlan.evaluate; None: take them from the
-        windows); `cost_class`: the call op whose CallCost `call` shares."""
-        pairs = _facts(call).sharing
+                escaping: set[int], plan: _RootPlan, index: int) -> None:
+        """Charge `task` for `call` (call op `index` of `plan`'s root, no whole ops) with these
+        windows. `valid_key`: the call's valid extents in short (_RootPlan.evaluate; None: take
+        them from the windows). Calls of one cost class (_RootPlan.cost_class) share costs."""
+        pairs = plan.facts[index].sharing
         shared = tuple(windows[a][i] == windows[b][j] for (a, i), (b, j) in pairs) \
             if pairs else ()
         if valid_key is None:
             valid_key = tuple(w[1] for op_windows in windows for w in op_windows)
-        key = (cost_class, valid_key, shared)
+        key = (plan.cost_class[index], valid_key, shared)
         cost = self._call_costs.get(key)
         if cost is None:
             cost = self._call_costs[key] = CallCost(call.ops, windows, escaping,
@@ -153,8 +169,8 @@ class TileExecutor(ReferenceExecutor):
         for i, (call, wins, valid_key) in enumerate(zip(group, windows, call_keys), start):
             task = None
             if self.stitcher is not None:
-                task = self._new_task(plan.name, call, instance, ids)
-                self._charge(task, call, wins, valid_key, escaping, plan.cost_class[i])
+                task = self._new_task(plan.name, call, instance, ids, plan.facts[i])
+                self._charge(task, call, wins, valid_key, escaping, plan, i)
             tasks.append(task)
         for first, end, ops, wins, deaths in self._batch_runs(plan, start, group, windows,
                                                               vkey):
@@ -185,14 +201,11 @@ class TileExecutor(ReferenceExecutor):
         ops = group[0].ops
         for first, end, batch in shape:
             if batch is None:
-                call = group[first]
-                runs.append((first, end, call.ops, windows[first], _facts(call).deaths))
+                runs.append((first, end, group[first].ops, windows[first],
+                             plan.facts[start + first].deaths))
                 continue
-            picks, deaths = batch
-            w = windows[first]
-            runs.append((first, end, [ops[i] for i, _ in picks],
-                         [tuple((w[i][r][0], ext) for r, ext in enumerate(exts))
-                          for i, exts in picks], deaths))
+            batch_ops, unions, deaths = batch
+            runs.append((first, end, batch_ops, unions(windows[first]), deaths))
         return runs
 
     def _numerics(self, ops: list, windows: list, escaping: set[int],
@@ -224,8 +237,8 @@ class TileExecutor(ReferenceExecutor):
                 arr[window] = 0
             self._pool.setdefault((arr.shape, arr.dtype), []).append(arr)
 
-    def _new_task(self, root: str, call: CallOp, instance: int, ids: dict[int, int]) -> SimTask:
-        facts = _facts(call)
+    def _new_task(self, root: str, call: CallOp, instance: int, ids: dict[int, int],
+                  facts: _CallFacts) -> SimTask:
         inputs, outputs = _operands(call)
         # NOTE: like the operand hints, the merge ids are shared by the call op's tasks
         return SimTask(-1, -1, instance, root, self._root_index[root], call.index,
@@ -307,9 +320,9 @@ class TileExecutor(ReferenceExecutor):
     def _read(self, region: Region, from_local: bool, local: dict, op: TileOp,
               offs: tuple[int, ...], valid: tuple[int, ...]) -> np.ndarray:
         arr = local[region.value.id] if from_local else self.array_of(region.value, op.src)
-        window, inside = self._cut(offs, valid, arr.shape)
-        got = arr[window]
-        if not inside:  # a view reaching past the physical edge reads zeros
+        cut = self._cuts.get((offs, valid, arr.shape)) or self._cut(offs, valid, arr.shape)
+        got = arr[cut[0]]
+        if not cut[1]:  # a view reaching past the physical edge reads zeros
             padded = np.zeros(tuple(valid), dtype=arr.dtype)
             padded[tuple(slice(0, s) for s in got.shape)] = got
             got = padded
@@ -353,7 +366,9 @@ class TileExecutor(ReferenceExecutor):
 
     def _compute(self, op: TileOp, local: dict, escaping: set[int], windows: tuple,
                  dirty: dict) -> None:
-        run = self._op_run(op)
+        run = self._op_runs.get(op)
+        if run is None:
+            run = self._op_runs[op] = _OpRun(op)
         arrays = []
         for r, from_local, (offs, valid), widen in zip(op.inputs, op.local_inputs, windows,
                                                        run.widen):
@@ -364,7 +379,8 @@ class TileExecutor(ReferenceExecutor):
         out = op.output
         vid = out.value.id
         offs, out_valid = windows[-1]
-        attrs = self._attrs(op)
+        static = op.static_attrs
+        attrs = dict(static) if static is not None else self._attrs(op)
         attrs["_in_valid"] = [a.shape for a in arrays]
         attrs["_out_valid"] = out_valid
         attrs["_loc"] = op.src.loc
@@ -380,7 +396,8 @@ class TileExecutor(ReferenceExecutor):
             result = run.compute(arrays, attrs)
             if op.kind == "combine" and "mean_count" in attrs:
                 result = np.asarray(result) / np.float32(attrs["mean_count"])
-        result = np.asarray(result)
+            if type(result) is not np.ndarray:
+                result = np.asarray(result)
         if spare is not None and result is not spare:
             self._spares[(out_valid, run.target)].append(spare)
         if result.shape != out_valid:
@@ -389,7 +406,7 @@ class TileExecutor(ReferenceExecutor):
         if result.dtype != run.target:
             with np.errstate(all="ignore"):
                 result = result.astype(run.target)
-        window = self._box(offs, out_valid)
+        window = self._boxes.get((offs, out_valid)) or self._box(offs, out_valid)
         if whole and result.flags.owndata and result.flags.c_contiguous \
                 and not any(np.may_share_memory(result, a) for a in arrays):
             # NOTE: a fresh result covering the whole value (a batch over all its tiles)
@@ -397,7 +414,10 @@ class TileExecutor(ReferenceExecutor):
             local[vid] = result
             dirty[vid] = None   # a spare once released (see _release)
         else:
-            self._target(out, local)[window] = result
+            target = local.get(vid)
+            if target is None:
+                target = self._target(out, local)
+            target[window] = result
             written = dirty.setdefault(vid, [])
             if written is not None:
                 written.append(window)
@@ -562,10 +582,9 @@ def _merge_siblings(ops: list, windows: list, dims: list) -> list[tuple[int, tup
 
 def _batch_shape(group: list, windows: list, dims: list) -> list:
     """How `group`'s calls run: (first, end, None) for a call on its own, (first, end,
-    (picks, deaths)) for the calls first..end-1 as one batch, where picks holds (index of the
-    tile op in the call, valid extents of its union windows) per op the batch runs, and deaths
-    its local values' release points (`_deaths`). A union starts where the run's first call's
-    window of that op does."""
+    (ops, unions, deaths)) for the calls first..end-1 as one batch: the tile ops it runs,
+    a function of the first call's windows giving their union windows (a union starts where
+    the first call's window of that op does), and the ops' release points (`_deaths`)."""
     ops = group[0].ops
     out = []
     start = 0
@@ -581,12 +600,21 @@ def _batch_shape(group: list, windows: list, dims: list) -> list:
             end += 1
         if end - start > 1:
             merged = _merge_siblings(ops, [u[1] for u in unions], dims)
-            picks = [(i, tuple(ext for _, ext in w)) for i, w in merged]
-            out.append((start, end, (picks, _deaths([ops[i] for i, _ in merged]))))
+            batch_ops = [ops[i] for i, _ in merged]
+            out.append((start, end, (batch_ops, _union_builder(merged), _deaths(batch_ops))))
         else:
             out.append((start, end, None))
         start = end
     return out
+
+
+def _union_builder(merged: list[tuple[int, tuple]]):
+    """A function of a call's windows returning the windows of `merged` ((index of a tile op,
+    its union windows) per op) moved to that call's offsets.
+    NOTE: generated: it runs for every batch of every root instance."""
+    ops = ", ".join(_tuple_code([f"(w[{i}][{r}][0], {ext!r})" for r, (_, ext) in enumerate(wins)])
+                    for i, wins in merged)
+    return eval(f"lambda w: [{ops}]")
 
 
 def _deaths(ops: list) -> list[list[int]]:
@@ -632,6 +660,7 @@ class _RootPlan:
         # groups whose batch shape depends on the valid extents only (see _rigid)
         self.rigid = {s for s, e in self.steps if e - s > 1 and _rigid(calls[s:e])}
         self.has_whole = [any(op.kind == "whole" for op in c.ops) for c in calls]
+        self.facts = [_facts(c) for c in calls]
         # the first call op charged like each one for equal valid extents (same regions of
         # the same values, same kinds of tile op): isomorphic calls share their CallCost
         first: dict[tuple, CallOp] = {}
