@@ -7,6 +7,7 @@ import torch
 
 import pypto
 from pypto.runtime import fusion
+from pypto.runtime.liveness import storage_users
 from pypto.runtime.reference import ReferenceExecutor
 
 F32, F16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
@@ -273,7 +274,7 @@ def test_plan_groups_only_row_local_ops():
     with pypto.options(runtime_options={"executor": "reference"}):
         k(x, w, torch.zeros(8), torch.zeros(8, 64))
     block = next(k.last_program.blocks())
-    plan = fusion.plan_block(block, fusion.storage_users(k.last_program))
+    plan = fusion.plan_block(block, storage_users(k.last_program))
     shape = [[op.opcode for op in item.ops] + (["->" + item.sink.opcode] if item.sink else [])
              if isinstance(item, fusion.Chain) else item.opcode for item in plan]
     assert shape == [["MULS"], "REDUCE_SUM", "MATMUL", ["EXP", "ADDS", "->ASSEMBLE"], "ASSEMBLE"]

@@ -27,7 +27,7 @@ _FLOAT_OUT = {DataType.DT_FP16: {DataType.DT_FP16, DataType.DT_FP32, DataType.DT
                                     DataType.DT_INT8}}
 
 
-@register("MATMUL", core=CUBE)
+@register("MATMUL", core=CUBE, accepts_out=True)
 def _matmul_compute(xs: list, at: dict) -> np.ndarray:
     a, b = xs[0], xs[1]
     if at["a_trans"]:
@@ -42,7 +42,11 @@ def _matmul_compute(xs: list, at: dict) -> np.ndarray:
         out = np.matmul(np.ascontiguousarray(a, np.int64),
                         np.ascontiguousarray(b, np.int64)).astype(np.int32)
     else:
-        out = np.matmul(np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32))
+        into = at.get("_out")   # the same BLAS call, writing into the given buffer
+        if into is None or into.dtype != np.float32:
+            into = None
+        out = np.matmul(np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32),
+                        out=into)
     rest = iter(xs[2:])
     if at["bias"]:
         out = out + next(rest)

@@ -19,7 +19,7 @@ one; and the chain is big enough for chunking to pay. Otherwise its ops run one 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
@@ -27,7 +27,7 @@ import numpy as np
 from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
 from pypto.errors import PyptoRuntimeError
 from pypto.ir.operation import Operation
-from pypto.ir.program import Block, Program
+from pypto.ir.program import Block
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
 from pypto.ops.elementwise import POINTWISE
@@ -56,21 +56,9 @@ class Chain:
     sink: Operation | None = None
 
 
-def storage_users(program: Program) -> dict[int, set[int]]:
-    """Storage id -> ids of the ops that read it or write into it (not the op creating it)."""
-    users: dict[int, set[int]] = {}
-    for block in program.blocks():
-        for op in block.ops:
-            for v in op.inputs:
-                users.setdefault(v.storage.id, set()).add(op.id)
-            if REGISTRY[op.opcode].writes:
-                for v in op.outputs:
-                    users.setdefault(v.storage.id, set()).add(op.id)
-    return users
-
-
 def plan_block(block: Block, users: dict[int, set[int]]) -> list[Operation | Chain]:
-    """The block's ops in program order, with each run of row-local ops grouped as a Chain."""
+    """The block's ops in program order, with each run of row-local ops grouped as a Chain.
+    `users` is runtime/liveness.py's `storage_users` of the program."""
     items: list[Operation | Chain] = []
     run: list[Operation] = []
     for op in block.ops + [None]:
@@ -143,18 +131,33 @@ _CHAIN, _ROWS, _WHOLE = 0, 1, 2   # where an input comes from: a chain result, c
 
 @dataclass(eq=False)
 class _Step:
+    """One op of a chunked chain, with everything that is the same for every chunk."""
+
     op: Operation
     compute: Any
     attrs: dict[str, Any]
-    sources: list[tuple[int, Any, np.dtype | None]]   # (kind, value id or array, widen to)
+    sources: list[tuple[int, Any]]    # (_CHAIN, value id) or (_ROWS / _WHOLE, array)
+    widen: list[np.dtype | None] | None   # per input, the dtype to widen to (None: no widening)
     chunked_inputs: list[bool]
     in_valid: list[tuple[int, ...]]
     out_valid: tuple[int, ...]
     target: np.dtype
     use_out: bool                     # the op may compute into an array we give it
     full: np.ndarray | None = None    # the materialised result
-    sink: np.ndarray | None = None    # the assemble destination region
+    dests: list[np.ndarray] = field(default_factory=list)   # valid regions the rows land in
+    into_dest: bool = False           # compute straight into dests[0] (its rows are contiguous)
     buffer: np.ndarray | None = None  # one chunk of an internal result, reused by every chunk
+    _attrs_by_rows: dict[int, dict] = field(default_factory=dict)
+
+    def attrs_for(self, n: int, axis: int) -> dict[str, Any]:
+        """The attributes of a chunk of `n` rows (only the last chunk differs)."""
+        attrs = self._attrs_by_rows.get(n)
+        if attrs is None:
+            attrs = self._attrs_by_rows[n] = dict(self.attrs)
+            attrs["_in_valid"] = [_with(v, axis, n) if c else v
+                                  for v, c in zip(self.in_valid, self.chunked_inputs)]
+            attrs["_out_valid"] = _with(self.out_valid, axis, n)
+        return attrs
 
 
 def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
@@ -164,8 +167,7 @@ def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
         return False
     steps, axis, extent, rows_per_chunk, sink_fused = plan
     for start in range(0, extent, rows_per_chunk):
-        stop = min(start + rows_per_chunk, extent)
-        _run_chunk(steps, axis, start, stop)
+        _run_chunk(steps, axis, start, min(start + rows_per_chunk, extent))
     for step in steps:
         if step.full is not None:
             ex.arrays[step.op.outputs[0].storage.id] = step.full
@@ -182,36 +184,26 @@ def _run_chunk(steps: list[_Step], axis: int, start: int, stop: int) -> None:
     rows = (slice(None),) * axis + (slice(start, stop),)
     values: dict[int, np.ndarray] = {}
     for step in steps:
-        arrays = []
-        for kind, src, widen in step.sources:
-            arr = values[src] if kind == _CHAIN else src[rows] if kind == _ROWS else src
-            arrays.append(arr if widen is None else arr.astype(widen))
-        attrs = dict(step.attrs)
-        attrs["_in_valid"] = [_with(v, axis, n) if c else v
-                              for v, c in zip(step.in_valid, step.chunked_inputs)]
-        out_valid = _with(step.out_valid, axis, n)
-        attrs["_out_valid"] = out_valid
-        full = None if step.full is None else step.full[
-            tuple(slice(start, stop) if d == axis else slice(0, e)
-                  for d, e in enumerate(step.out_valid))]
-        sink = None if step.sink is None else step.sink[rows]
-        out = None
+        arrays = [values[src] if kind == _CHAIN else src[rows] if kind == _ROWS else src
+                  for kind, src in step.sources]
+        if step.widen is not None:
+            arrays = [a if w is None else a.astype(w) for a, w in zip(arrays, step.widen)]
+        attrs = step.attrs_for(n, axis)
+        dests = [d[rows] for d in step.dests]
         if step.use_out:
-            out = next((a for a in (sink, full) if a is not None and a.flags.c_contiguous),
-                       None if step.buffer is None else step.buffer[rows[:axis] + (slice(0, n),)])
-            attrs["_out"] = out
+            attrs["_out"] = dests[0] if step.into_dest else step.buffer[rows[:axis] + (slice(0, n),)]
         r = np.asarray(step.compute(arrays, attrs))
         if r.dtype != step.target:
             with np.errstate(all="ignore"):
                 r = r.astype(step.target)
-        if r.shape != out_valid:
+        if r.shape != attrs["_out_valid"]:
             raise PyptoRuntimeError(f"internal: {step.op.opcode} produced shape "
-                                    f"{list(r.shape)} but its valid shape is {list(out_valid)}",
-                                    step.op.loc)
+                                    f"{list(r.shape)} but its valid shape is "
+                                    f"{list(attrs['_out_valid'])}", step.op.loc)
         values[step.op.outputs[0].id] = r
-        for dst in (full, sink):
-            if dst is not None and r is not dst:   # not already computed into it
-                dst[...] = r
+        for d in dests:
+            if r is not d:   # not already computed into it
+                d[...] = r
 
 
 def _with(t: tuple[int, ...], axis: int, n: int) -> tuple[int, ...]:
@@ -249,34 +241,38 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
         attrs = {k: ex._attr(a) for k, a in op.attrs.items()}
         attrs["_loc"] = op.loc
         sources, chunked = [], []
+        widen = [compute_dtype(v.dtype) if opdef.widen and is_low_precision(v.dtype) else None
+                 for v in op.inputs]
         for v, valid in zip(op.inputs, in_valids):
-            widen = compute_dtype(v.dtype) if opdef.widen and is_low_precision(v.dtype) else None
             if v.id in produced:
-                sources.append((_CHAIN, v.id, widen))
+                sources.append((_CHAIN, v.id))
                 chunked.append(True)
                 continue
             arr = ex.array_of(v, op)[tuple(slice(0, n) for n in valid)]
             cut = v.rank == len(shape) and ex.shape(v.shape)[axis] != 1
-            sources.append((_ROWS if cut else _WHOLE, arr, widen))
+            sources.append((_ROWS if cut else _WHOLE, arr))
             chunked.append(cut)
             externals.append(arr)
         target = np.dtype(to_numpy(out.dtype))
         # NOTE: out= only where the result dtype is the inputs' (no extra rounding step)
         use_out = opdef.accepts_out and all(
             (w if w is not None else np.dtype(to_numpy(v.dtype))) == target
-            for (_, _, w), v in zip(sources, op.inputs))
-        step = _Step(op, opdef.compute, attrs, sources, chunked, in_valids, out_valid, target,
-                     use_out)
+            for w, v in zip(widen, op.inputs))
+        step = _Step(op, opdef.compute, attrs, sources,
+                     widen if any(w is not None for w in widen) else None, chunked, in_valids,
+                     out_valid, target, use_out)
         if out.id not in chain.internal:
-            make = np.empty if out_valid == shape else np.zeros
-            step.full = make(shape, dtype=step.target)
+            _materialise(ex, step, shape)
         steps.append(step)
     sink_fused = chain.sink is not None and _fuse_sink(ex, chain.sink, steps[-1], externals)
     rows = max(1, ex.chunk_bytes // row_bytes)
+    first = (slice(None),) * axis + (slice(0, min(rows, valid_extent)),)
     for step in steps:
         if step.use_out:
-            step.buffer = np.empty(_with(step.out_valid, axis, min(rows, valid_extent)),
-                                   step.target)
+            step.into_dest = bool(step.dests) and step.dests[0][first].flags.c_contiguous
+            if not step.into_dest:
+                step.buffer = np.empty(_with(step.out_valid, axis, min(rows, valid_extent)),
+                                       step.target)
     ex.chunked_ops += len(chunked_ops)
     return steps, axis, valid_extent, rows, sink_fused
 
@@ -338,6 +334,13 @@ def _row_elements(shape: tuple[int, ...], axis: int) -> int:
     return n
 
 
+def _materialise(ex: "ReferenceExecutor", step: _Step, shape: tuple[int, ...]) -> None:
+    """Give the step a whole-tensor result (zero outside the valid region) to fill."""
+    pool = ex.pool
+    step.full = (pool.empty if step.out_valid == shape else pool.zeros)(shape, step.target)
+    step.dests.append(step.full[tuple(slice(0, n) for n in step.out_valid)])
+
+
 def _fuse_sink(ex: "ReferenceExecutor", sink: Operation, last: _Step,
                externals: list[np.ndarray]) -> bool:
     """Point the last step at the assemble's destination region, unless that region may
@@ -345,12 +348,11 @@ def _fuse_sink(ex: "ReferenceExecutor", sink: Operation, last: _Step,
     dst = ex._destination(sink.outputs[0], sink)
     if any(np.may_share_memory(dst, a) for a in externals):
         if last.full is None:
-            shape = ex.shape(last.op.outputs[0].shape)
-            make = np.empty if last.out_valid == shape else np.zeros
-            last.full = make(shape, dtype=last.target)
+            _materialise(ex, last, ex.shape(last.op.outputs[0].shape))
         return False
     attrs = {k: ex._attr(a) for k, a in sink.attrs.items()}
     attrs["_loc"] = sink.loc
     src = np.broadcast_to(np.zeros((), last.target), last.out_valid)
-    last.sink = dst[_write_region("assemble writes", src, dst, attrs)]
+    # the destination first: computing straight into it saves a copy
+    last.dests.insert(0, dst[_write_region("assemble writes", src, dst, attrs)])
     return True

@@ -19,15 +19,17 @@ from pypto.ir.operation import Operation
 from pypto.ir.program import Block, If, Loop, Program, Seq
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.ops.core import REGISTRY
-from pypto.runtime.fusion import Chain, plan_block, run_chain, storage_users
+from pypto.runtime.fusion import Chain, plan_block, run_chain
+from pypto.runtime.liveness import BufferPool, dying_after, storage_users
 from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, fast_evaluate
 
 
 class ReferenceExecutor:
     """Executes one call of a compiled kernel on concrete buffers.
 
-    Runs of row-local ops run chunk by chunk (runtime/fusion.py) with bit-identical results;
-    `fuse = False` runs every op on its own (tests compare both)."""
+    Runs of row-local ops run chunk by chunk (runtime/fusion.py) with bit-identical results,
+    and the buffers of dead temporaries are reused (runtime/liveness.py); `fuse = False` runs
+    every op on its own into fresh arrays (tests compare both)."""
 
     fuse = True
     chunk_bytes = 256 << 10       # one chunk of the widest result: fits the L2 cache
@@ -43,7 +45,8 @@ class ReferenceExecutor:
         self._static_shapes: dict[int, tuple[int, ...]] = {}
         self._storage_names = {p.value.storage.id: p.name for p in program.params}
         self.chunked_ops = 0        # ops that ran as part of a chunked chain
-        self._plans: dict[int, list] = {}   # id(block) -> its ops with chains grouped
+        self.pool = BufferPool()
+        self._plans: dict[int, tuple] = {}   # id(block) -> (items, storages dying after each)
         self._users: dict[int, set[int]] | None = None
 
     # ---- symbolic values ----
@@ -137,10 +140,27 @@ class ReferenceExecutor:
             return
         if op.opcode == "RESHAPE" and op.attrs.get("inplace"):
             return  # the output aliases the input's storage
+        out = self._out_buffer(opdef, op, arrays, attrs["_out_valid"]) if op.outputs else None
+        if out is not None:
+            attrs["_out"] = out
         result = opdef.compute(arrays, attrs)
+        if out is not None and result is not out:
+            self.pool.give(out)
         results = result if isinstance(result, tuple) else (result,)
         for v, r in zip(op.outputs, results):
             self._store(op, v, r, arrays)
+
+    def _out_buffer(self, opdef: Any, op: Operation, arrays: list,
+                    valid: tuple[int, ...]) -> np.ndarray | None:
+        """A reused buffer for the op to compute into, where it can (see ops/core.py)."""
+        if not (self.fuse and opdef.accepts_out and len(op.outputs) == 1):
+            return None
+        v = op.outputs[0]
+        target = np.dtype(to_numpy(v.dtype))
+        if target.kind != "f" or valid != self.shape(v.shape) or \
+                any(getattr(a, "dtype", None) != target for a in arrays):
+            return None
+        return self.pool.empty(valid, target)
 
     @staticmethod
     def _clip(valid: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -164,7 +184,7 @@ class ReferenceExecutor:
                 np.may_share_memory(r, a) for a in inputs)
             full = r if fresh else np.array(r, order="C")
         else:
-            full = np.zeros(shape, dtype=target)
+            full = self.pool.zeros(shape, target)
             full[tuple(slice(0, n) for n in valid)] = r
         self.arrays[v.storage.id] = full
 
@@ -201,18 +221,31 @@ class ReferenceExecutor:
             for op in block.ops:
                 self.run_op(op)
             return
-        for item in self._plan(block):
+        items, dying = self._plan(block)
+        for i, item in enumerate(items):
             if isinstance(item, Chain):
                 if not run_chain(self, item):
-                    for op in item.ops + ([item.sink] if item.sink is not None else []):
+                    for op in _ops_of(item):
                         self.run_op(op)
             else:
                 self.run_op(item)
+            for sid in dying.get(i, ()):
+                arr = self.arrays.pop(sid, None)
+                if arr is not None:
+                    self.pool.give(arr)
 
-    def _plan(self, block: Block) -> list:
+    def _plan(self, block: Block) -> tuple:
         plan = self._plans.get(id(block))
         if plan is None:
             if self._users is None:
                 self._users = storage_users(self.program)
-            plan = self._plans[id(block)] = plan_block(block, self._users)
+            items = plan_block(block, self._users)
+            dying = dying_after([_ops_of(item) for item in items], self._users)
+            plan = self._plans[id(block)] = (items, dying)
         return plan
+
+
+def _ops_of(item: Operation | Chain) -> list[Operation]:
+    if isinstance(item, Operation):
+        return [item]
+    return item.ops + ([item.sink] if item.sink is not None else [])
