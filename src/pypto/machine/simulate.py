@@ -302,15 +302,18 @@ class Simulator:
         dma, mem = spec.dma, spec.memory
         task = spec.task
         # per core type: (in bw, out bw, head, first-load latency, last-store latency, L1->L0
-        # bw or 0 for a vector core): machine.cost.TaskTimer's constants
+        # bw or 0 for a vector core): machine.cost.TaskTimer's constants. NOTE: as floats
+        # (same values): the event loop then compares and adds floats to floats, which
+        # CPython does without its mixed-type paths
         self._consts = {
-            "AIC": (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"], task["head_cycles_aic"],
-                    dma["gm_to_l1"]["latency"], dma["l0c_to_gm"]["latency"],
-                    dma["l1_to_l0b"]["bw"]),
-            "AIV": (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"], task["head_cycles_aiv"],
-                    dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"], 0)}
-        self._hbm = mem["hbm_bytes_per_cycle"]
-        self._l2_bw = mem["l2_bytes_per_cycle"]
+            "AIC": _floats(dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"],
+                           task["head_cycles_aic"], dma["gm_to_l1"]["latency"],
+                           dma["l0c_to_gm"]["latency"], dma["l1_to_l0b"]["bw"]),
+            "AIV": _floats(dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"],
+                           task["head_cycles_aiv"], dma["gm_to_ub"]["latency"],
+                           dma["ub_to_gm"]["latency"], 0)}
+        self._hbm = float(mem["hbm_bytes_per_cycle"])
+        self._l2_bw = float(mem["l2_bytes_per_cycle"])
         self.runs: list[TaskRun] = []   # simulated order: window by window
         self.tally = _Tally()
         self._in_order = True   # the tasks come window by window: runs are in task order
@@ -402,7 +405,7 @@ class Simulator:
         producer_core: list[int | None] = [None] * n
         running: list[float] = []   # end times of running tasks (heap)
         resolve_cost = a["resolve_cycles_per_edge"]
-        dispatch_cost = a["dispatch_cycles_per_task"]
+        dispatch_cost = float(a["dispatch_cycles_per_task"])
         heappush, heappop = heapq.heappush, heapq.heappop
         resolved: list[int] = []   # tasks whose successors were resolved, in order: the flows
         resolved_append = resolved.append
@@ -668,6 +671,10 @@ class Simulator:
         stats["l2_hit_ratio"] = stats["l2_hit_bytes"] / reads if reads else 0.0
         return SimResult(kernel, self.spec.clock_mhz, n_aic, n_aiv, runs, self.aicpu,
                          self.flows, stats)
+
+
+def _floats(*values: float) -> tuple[float, ...]:
+    return tuple(map(float, values))
 
 
 def _workspace(tasks: list[SimTask], params: frozenset) -> float:
