@@ -32,7 +32,8 @@ def test_the_common_elementwise_ops_accept_out():
     assert "LOGICAL_NOT" not in OUT_OPS and "REDUCE_SUM" not in OUT_OPS
 
 
-@pytest.mark.parametrize("code", [c for c in OUT_OPS if c not in ("BITWISE_NOT", "MATMUL")])
+@pytest.mark.parametrize("code", [c for c in OUT_OPS
+                                  if c not in ("BITWISE_NOT", "MATMUL", "VIEW")])
 def test_computing_into_out_gives_the_same_bits(code):
     shape = (7, 96)
     n_inputs = 2 if code in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM") else 1
@@ -70,3 +71,13 @@ def test_matmul_into_out_gives_the_same_bits(a_shape, b_shape, a_trans, b_trans)
     got = compute([a, b], dict(at, _out=out))
     assert got is out
     assert np.array_equal(expect.view(np.uint32), out.view(np.uint32))
+
+
+@pytest.mark.parametrize("offsets", [(2, 5), (6, 90)], ids=["inside", "past_the_edge"])
+def test_view_into_a_used_buffer_zeroes_what_lies_outside_the_parent(offsets):
+    x = _values((9, 96), 3)
+    at = {"offsets": offsets, "_out_valid": (4, 16)}
+    expect = REGISTRY["VIEW"].compute([x], dict(at))
+    out = np.full((4, 16), 7.0, np.float32)
+    got = REGISTRY["VIEW"].compute([x], dict(at, _out=out))
+    assert got is out and np.array_equal(expect.view(np.uint32), out.view(np.uint32))

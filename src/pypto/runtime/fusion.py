@@ -171,6 +171,8 @@ def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
     for step in steps:
         if step.full is not None:
             ex.arrays[step.op.outputs[0].storage.id] = step.full
+        if step.buffer is not None:
+            ex.pool.give(step.buffer)
     if chain.sink is not None:
         if sink_fused:
             ex.written.add(chain.sink.outputs[0].storage.id)
@@ -271,8 +273,8 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
         if step.use_out:
             step.into_dest = bool(step.dests) and step.dests[0][first].flags.c_contiguous
             if not step.into_dest:
-                step.buffer = np.empty(_with(step.out_valid, axis, min(rows, valid_extent)),
-                                       step.target)
+                step.buffer = ex.pool.empty(_with(step.out_valid, axis, min(rows, valid_extent)),
+                                            step.target)
     ex.chunked_ops += len(chunked_ops)
     return steps, axis, valid_extent, rows, sink_fused
 
