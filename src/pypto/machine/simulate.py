@@ -27,7 +27,7 @@ from math import prod as _prod
 from collections import defaultdict, deque
 from functools import reduce
 from itertools import chain, compress, islice
-from operator import add, attrgetter, le, not_, sub
+from operator import add, attrgetter, le
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -79,8 +79,9 @@ class _L2:
         cached = False
         line, max_lines, states = self.line, self.max_lines, self.states
         clock = self.clock
-        for box in zip(accs, layouts):
-            (storage, offs, ext), (shape, itemsize) = box
+        for acc, layout in zip(accs, layouts):   # NOTE: unpacked at once: zip reuses its tuple
+            storage, offs, ext = acc
+            shape, itemsize = layout
             size = _prod(ext)
             nbytes += size * itemsize
             if storage in uncached:
@@ -106,6 +107,7 @@ class _L2:
                 runs = ((int(start * itemsize) // line,
                          int((start + ext[-1]) * itemsize - 1) // line),)
             else:
+                box = (acc, layout)
                 runs = self.boxes.get(box)
                 if runs is None:
                     runs = self._runs(box)
@@ -222,17 +224,19 @@ class _Graph:
 
     def __init__(self, tasks: list[SimTask]):
         n = len(tasks)
-        self.ids = ids = list(map(attrgetter("id"), tasks))
+        # NOTE: comprehensions, not map(attrgetter(...)): CPython specializes their attribute
+        # reads, which makes them the cheaper of the two
+        self.ids = ids = [t.id for t in tasks]
         position = dict(zip(ids, range(n)))
-        instance = list(map(attrgetter("instance"), tasks))
-        # 0 AIC, 1 AIV. NOTE: ints, not bools: list indexing specializes on exact ints only
-        self.kinds = list(map(int, map("AIC".__ne__, map(attrgetter("core"), tasks))))
+        instance = [t.instance for t in tasks]
+        self.kinds = [0 if t.core == "AIC" else 1 for t in tasks]   # 0 AIC, 1 AIV
         self.remaining = remaining = [0] * n       # unresolved predecessors per task
         successors: list[list[int] | None] = [None] * n
         self.successors = successors
         self.roots = roots = []
         cross = 0
-        for i, preds in enumerate(map(attrgetter("preds"), tasks)):
+        for i, t in enumerate(tasks):
+            preds = t.preds
             if not preds:
                 roots.append(i)
                 continue
@@ -253,8 +257,8 @@ class _Graph:
 
 class _Tally:
     """The sums behind a run's stats, fed the tasks that ran in task order. NOTE: fed window by
-    window while a window's columns are still in cache, with sequential sums in C (`reduce`)
-    that add in the same order as a Python loop over all the runs."""
+    window while a window's columns are still in cache; the sums add in the same order as one
+    loop over all the runs."""
 
     __slots__ = ("first", "last", "busy_aic", "busy_aiv", "tasks", "tasks_aiv", "empty",
                  "read", "write", "hit", "hbm")
@@ -274,14 +278,20 @@ class _Tally:
             self.first = first
         if last > self.last:
             self.last = last
-        busy = list(map(sub, ends, starts))
-        self.busy_aic = reduce(add, compress(busy, map(not_, kinds)), self.busy_aic)
-        self.busy_aiv = reduce(add, compress(busy, kinds), self.busy_aiv)
         self.tasks += len(tasks)
         self.tasks_aiv += sum(kinds)
-        self.empty += sum(map(attrgetter("empty"), tasks))
-        self.read = reduce(add, map(attrgetter("mte2_bytes"), tasks), self.read)
-        self.write = reduce(add, map(attrgetter("mte3_bytes"), tasks), self.write)
+        busy_aic, busy_aiv, empty = self.busy_aic, self.busy_aiv, self.empty
+        read, write = self.read, self.write
+        for t, aiv, start, end in zip(tasks, kinds, starts, ends):
+            if aiv:
+                busy_aiv += end - start
+            else:
+                busy_aic += end - start
+            empty += t.empty
+            read += t.mte2_bytes
+            write += t.mte3_bytes
+        self.busy_aic, self.busy_aiv, self.empty = busy_aic, busy_aiv, empty
+        self.read, self.write = read, write
         self.hit = reduce(add, hits, self.hit)
         self.hbm = reduce(add, hbms, self.hbm)
 
@@ -333,7 +343,7 @@ class Simulator:
     # ---- whole run ----
     def run(self, tasks: list[SimTask], kernel: str,
             params: frozenset = frozenset()) -> SimResult:
-        numbers = list(map(attrgetter("window"), tasks))
+        numbers = [t.window for t in tasks]
         self._in_order = all(map(le, numbers, islice(numbers, 1, None)))
         windows: dict[int, list[SimTask]] = defaultdict(list)
         for t in tasks:
@@ -662,8 +672,7 @@ class Simulator:
             "instances": sum(w[0] for w in window_stats),
             "cross_edges": sum(w[2] for w in window_stats),
             "aicpu_build_cycles": sum(r.end - r.start for r in self.builds),
-            "aicpu_sched_cycles": sum(map(sub, map(attrgetter("end"), sched),
-                                          map(attrgetter("start"), sched))),
+            "aicpu_sched_cycles": sum([r.end - r.start for r in sched]),
             "sched_threads": self.threads,
             "workspace_bytes": max((w[3] for w in window_stats), default=0),
         }
