@@ -9,6 +9,7 @@ answer, which the tests compare against the reference executor.
 """
 from __future__ import annotations
 
+import gc
 import weakref
 from typing import Any
 
@@ -94,8 +95,17 @@ class TileExecutor(ReferenceExecutor):
 
     def run(self) -> None:
         # NOTE: tile-sized matmuls run fastest on one BLAS thread (runtime/blas.py)
-        with blas.single_threaded():
-            super().run()
+        # NOTE: a run allocates some 10^5 small acyclic records (tasks, windows, accesses);
+        # the cyclic collector's passes over them and everything else alive took a fifth of
+        # the glm kernel's run, so it is paused for the run (as the stitcher does for linking)
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with blas.single_threaded():
+                super().run()
+        finally:
+            if enabled:
+                gc.enable()
 
     def run_loop(self, loop: Loop) -> None:
         if loop.submit_before_loop and self.stitcher is not None:
