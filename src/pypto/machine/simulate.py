@@ -135,8 +135,8 @@ class _L2:
                     if r_newest < old:
                         pass
                     elif r_min >= old and r_first <= first and (
-                            last if last < top else top - 1) <= r_last:
-                        hit += (last if last < top else top - 1) + 1 - first
+                            seen := last if last < top else top - 1) <= r_last:
+                        hit += seen + 1 - first
                     else:
                         hit += int(_count_nonzero(_greater_equal(stamps[first:last + 1], old)))
                     clock += n
@@ -429,7 +429,8 @@ class Simulator:
         search = range(min(slots, 2))
         while times:
             now = heappop(times)
-            for code in at[now]:   # NOTE: grows while iterated when an event lands at `now`
+            # NOTE: an event raised at `now` from here lands in a new list, run after this one
+            for code in at.pop(now):
                 if code < 0:  # ready
                     i = ~code
                     ty = kinds[i]
@@ -604,7 +605,6 @@ class Simulator:
                         codes.append(i)
                     if not (q and free_slots[ty]):
                         break
-            del at[now]
         self._written = written
         if None in begin_of:   # never ran (a dependency cycle): no run, no stats
             ran = [b is not None for b in begin_of]
