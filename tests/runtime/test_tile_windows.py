@@ -36,6 +36,16 @@ def _attention_loop():
     return k, (q, kv, torch.zeros(3, 16, 1))
 
 
+def _l1_reuse_matmul():
+    """Merged cube subgraphs that load the same A tile into L1 once."""
+    @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 4}})
+    def k(a: pypto.Tensor([], pypto.DT_FP16), b: pypto.Tensor([], pypto.DT_FP16),
+          c: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([64, 64], [64, 128], [64, 64])
+        c[:] = pypto.matmul(a, b, pypto.DT_FP32)
+    return k, (torch.rand(128, 128).half(), torch.rand(128, 256).half(), torch.zeros(128, 256))
+
+
 def _run(kernel, args):
     args = [a.clone() for a in args]
     kernel(*args)
@@ -59,6 +69,16 @@ def test_root_windows_equal_tile_op_windows(batch, monkeypatch):
     best = torch.stack([(a @ b.transpose(-1, -2)).amax(-1, keepdim=True)
                         for a, b in zip(args[0], args[1])])
     torch.testing.assert_close(fast_out, best)
+
+
+def test_shared_l1_loads_are_paid_once_either_way(monkeypatch):
+    kernel, args = _l1_reuse_matmul()
+    fast_out, fast = _run(kernel, args)
+    calls = [c for root in kernel.last_compiled.roots.values() for c in root.calls]
+    assert any(tile_executor._facts(c).sharing for c in calls)
+    monkeypatch.setattr(tile_executor._RootPlan, "evaluate", lambda self, values: None)
+    slow_out, slow = _run(kernel, args)
+    assert torch.equal(fast_out, slow_out) and fast == slow
 
 
 def test_warm_call_reuses_batch_shapes_with_equal_results():

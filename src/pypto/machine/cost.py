@@ -56,14 +56,16 @@ class CallCost:
     __slots__ = ("totals", "reads", "writes")
 
     def __init__(self, ops: list[TileOp], windows: list[tuple], escaping: set[int],
-                 spec: MachineSpec, shape_of: Any):
+                 spec: MachineSpec, shape_of: Any, shared_loads: set | None = None):
         """`windows[i]` are op i's (offsets, valid extents) per input region, then output;
-        `shape_of(value)` gives a tensor's concrete shape."""
+        `shape_of(value)` gives a tensor's concrete shape; `shared_loads`: the L1 loads the
+        task already paid for (when its ops are charged in several parts)."""
         totals = self.totals = SimTask(-1, -1, -1, "", -1, -1, "", -1, "")
         # (storage id, op index, region index, layout) of each GM read / write, in order
         self.reads: list[tuple[int, int, int, tuple]] = []
         self.writes: list[tuple[int, int, int, tuple]] = []
-        shared_loads: set = set()
+        if shared_loads is None:
+            shared_loads = set()
         for at, (op, w) in enumerate(zip(ops, windows)):
             self._charge(at, op, w, escaping, spec, shared_loads, shape_of)
 

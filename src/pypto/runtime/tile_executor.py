@@ -235,6 +235,7 @@ class TileExecutor(ReferenceExecutor):
         self._release(local, dirty, list(local))
 
     def _release(self, local: dict, dirty: dict, vids: list) -> None:
+        """Give up local values `vids`: pooled buffers are zeroed where written and pooled."""
         for vid in vids:
             arr = local.pop(vid, None)
             if arr is None:
@@ -261,6 +262,7 @@ class TileExecutor(ReferenceExecutor):
         local: dict[int, np.ndarray] = {}
         dirty: dict[int, list] = {}     # local value id -> windows written
         spec = self.compiled.spec
+        shared: set = set()             # L1 loads the task paid for
         for op in call.ops:
             if op.kind == "whole":
                 self.run_op(op.src)
@@ -273,8 +275,8 @@ class TileExecutor(ReferenceExecutor):
             else:
                 self._compute(op, local, escaping, windows, dirty)
             if task is not None:
-                CallCost([op], [windows], escaping, spec, self._value_shape).apply(task,
-                                                                                   [windows])
+                CallCost([op], [windows], escaping, spec, self._value_shape,
+                         shared).apply(task, [windows])
         self._release(local, dirty, list(local))
 
     def _value_shape(self, v) -> tuple[int, ...]:
