@@ -9,7 +9,8 @@ from pypto.profiling.output import _write_viewer
 from pypto.profiling.run_columns import latest_pred_ends, run_columns
 from pypto.profiling.swimlane import parse_swimlane, read_swimlane
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
-from pypto.toolkit.viewer.pack import pack, pack_run
+from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
+from pypto.toolkit.viewer.page import embed_json
 
 # the conftest runs: plain, in reverse input order, and one with every rare case
 RESULTS = ["result", "shuffled", "odd_result"]
@@ -33,10 +34,10 @@ def test_written_text_is_json_dumps_of_each_event(name, request, tmp_path):
 
 @pytest.mark.parametrize("name", RESULTS)
 def test_page_from_columns_equals_page_of_the_file(name, request, tmp_path):
-    """pack_run of the columns is pack of the parsed file, key for key."""
+    """pack_run of the columns is pack of the parsed file, as the page embeds them."""
     cols = run_columns(request.getfixturevalue(name))
     data = read_swimlane(write_swimlane(cols, tmp_path / "s.json"))
-    assert json.dumps(pack_run(cols, "t")) == json.dumps(pack(data, "t"))
+    assert embed_json(pack_run(cols, "t")) == embed_json(pack(data, "t"))
 
 
 def test_latest_pred_ends_take_flows_and_own_preds(result):
@@ -69,3 +70,13 @@ def test_viewer_from_columns_data_or_file_is_one_page(result, tmp_path):
         _write_viewer(data, str(tmp_path / name))
         pages.append((tmp_path / name / "swimlane.html").read_text())
     assert pages[0] == pages[1] == pages[2]
+
+
+def test_embedded_json_texts_and_a_string_like_their_placeholder():
+    """JsonText values go in as they are, even next to a data string equal to the
+    placeholder that stands for them while encoding."""
+    from pypto.toolkit.viewer.page import _PLACEHOLDER
+    obj = {"a": JsonText("[1.5,2]"), "b": [JsonText("3")], "c": "<x>"}
+    assert json.loads(embed_json(obj)) == {"a": [1.5, 2], "b": [3], "c": "<x>"}
+    assert json.loads(embed_json({**obj, "d": _PLACEHOLDER}))["d"] == _PLACEHOLDER
+    assert json.loads(embed_json({**obj, "e": float("nan")}))["e"] == "nan"

@@ -36,11 +36,13 @@ HUB_80: 35.73 / 42.96). Our blocks add "Busy Time" and "Idle Time" (kernel span 
 """
 from __future__ import annotations
 
+import heapq
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from pypto.machine.result import SimResult
 from pypto.profiling.run_columns import latest_pred_ends
@@ -82,9 +84,10 @@ class RunNumbers:
     instances: int
 
 
-def _stat(stats: dict[str, Any], key: str, default: Any) -> Any:
+def _stat(stats: dict[str, Any], key: str, default: Callable[[], Any]) -> Any:
+    """`stats[key]`, else `default()` (a pass over the tasks: only made when needed)."""
     value = stats.get(key)
-    return default if value is None else value
+    return default() if value is None else value
 
 
 def _pct(part: float, whole: float) -> float:
@@ -93,25 +96,31 @@ def _pct(part: float, whole: float) -> float:
 
 def run_numbers(result: SimResult) -> RunNumbers:
     runs, st = result.tasks, result.stats
-    span = (max(r.end for r in runs) - min(r.start for r in runs)) if runs else 0.0
-    ends = [r.end for r in runs] + [a.end for a in result.aicpu]
-    starts = [r.start for r in runs] + [a.start for a in result.aicpu]
-    kernel = float(_stat(st, "kernel_cycles", span))
-    e2e = float(_stat(st, "e2e_cycles", max(ends) - min(0.0, min(starts)) if ends else 0.0))
+    kernel = float(_stat(st, "kernel_cycles", lambda: (
+        max(r.end for r in runs) - min(r.start for r in runs)) if runs else 0.0))
+    e2e = float(_stat(st, "e2e_cycles", lambda: _e2e(result)))
     busy = {"AIC": 0.0, "AIV": 0.0}
     count = Counter(r.task.core for r in runs)
     for r in runs:
         busy[r.task.core] = busy.get(r.task.core, 0.0) + (r.end - r.start)
-    gm_read = _stat(st, "gm_read_bytes", sum(r.task.mte2_bytes for r in runs))
-    l2_hit = _stat(st, "l2_hit_bytes", sum(r.l2_hit_bytes for r in runs))
+    gm_read = _stat(st, "gm_read_bytes", lambda: sum(r.task.mte2_bytes for r in runs))
+    l2_hit = _stat(st, "l2_hit_bytes", lambda: sum(r.l2_hit_bytes for r in runs))
     return RunNumbers(
         kernel, e2e, len(runs), count["AIC"], count["AIV"], busy["AIC"], busy["AIV"],
         _pct(busy["AIC"], result.aic * kernel), _pct(busy["AIV"], result.aiv * kernel),
         _pct(busy["AIC"] + busy["AIV"], (result.aic + result.aiv) * kernel),
-        gm_read, _stat(st, "gm_write_bytes", sum(r.task.mte3_bytes for r in runs)), l2_hit,
-        _pct(l2_hit, gm_read) if gm_read else None,
-        int(_stat(st, "windows", len({r.task.window for r in runs}))),
-        int(_stat(st, "instances", len({(r.task.window, r.task.instance) for r in runs}))))
+        gm_read, _stat(st, "gm_write_bytes", lambda: sum(r.task.mte3_bytes for r in runs)),
+        l2_hit, _pct(l2_hit, gm_read) if gm_read else None,
+        int(_stat(st, "windows", lambda: len({r.task.window for r in runs}))),
+        int(_stat(st, "instances", lambda: len({(r.task.window, r.task.instance)
+                                                for r in runs}))))
+
+
+def _e2e(result: SimResult) -> float:
+    """Launch (cycle 0, or an earlier event) to the last end of any task or AICPU event."""
+    ends = [r.end for r in result.tasks] + [a.end for a in result.aicpu]
+    starts = [r.start for r in result.tasks] + [a.start for a in result.aicpu]
+    return max(ends) - min(0.0, min(starts)) if ends else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -211,8 +220,8 @@ def stats_report(result: SimResult) -> str:
             _row("GM Read Bytes", _num(n.gm_read_bytes)),
             _row("GM Write Bytes", _num(n.gm_write_bytes)),
             _row("L2 Hit Bytes", _num(n.l2_hit_bytes), n.l2_hit_pct),
-            _row("HBM Bytes", _num(_stat(st, "hbm_bytes", _stat(
-                st, "hbm_read_bytes", sum(r.hbm_bytes for r in runs))))),
+            _row("HBM Bytes", _num(_stat(st, "hbm_bytes", lambda: _stat(
+                st, "hbm_read_bytes", lambda: sum(r.hbm_bytes for r in runs))))),
             _row("Workspace Bytes", _num(st.get("workspace_bytes")))]
     extra = _extra_stats(st)
     if extra:
@@ -273,6 +282,9 @@ class LaneBubbles:
         return self.wait_schedule + self.wait_predecessor
 
 
+_BY_START_END_KEY = itemgetter(2, 3, 0)      # a LaneTask's (start, end, key)
+
+
 def analyze_bubbles(lanes: list[tuple[str, list[LaneTask]]]) -> list[LaneBubbles]:
     """Busy / wait / idle per lane (see the module docstring); lanes keep their order."""
     every = [t for _, tasks in lanes for t in tasks]
@@ -281,7 +293,7 @@ def analyze_bubbles(lanes: list[tuple[str, list[LaneTask]]]) -> list[LaneBubbles
     out = []
     for name, tasks in lanes:
         gap_start, busy, sched, pred, waits = origin, 0.0, 0.0, 0.0, []
-        for t in sorted(tasks, key=lambda t: (t.start, t.end, t.key)):
+        for t in sorted(tasks, key=_BY_START_END_KEY):
             gap = max(0.0, t.start - gap_start)
             ready = gap_start if t.ready is None else t.ready
             p = min(max(ready - gap_start, 0.0), gap)
@@ -336,7 +348,8 @@ def _wait_line(w: TaskWait, pad: int) -> str:
 
 
 def _top(waits: list[TaskWait], k: int) -> list[TaskWait]:
-    return sorted(waits, key=lambda w: -w.schedule)[:k]     # stable: ties keep lane/start order
+    """The k longest schedule waits; ties keep lane/start order (nsmallest is sorted()[:k])."""
+    return heapq.nsmallest(k, waits, key=lambda w: -w.schedule)
 
 
 def format_bubbles(lanes: list[LaneBubbles], top: int = 10, per_lane: int = 3) -> str:

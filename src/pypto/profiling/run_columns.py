@@ -3,9 +3,9 @@
 Takes a `machine.result.SimResult` → a `RunColumns`: the lanes, the task X events in file order
 (one list per field; each args key as one `ArgColumn` holding both its JSON text and the value
 the viewer keys it by), the AICPU X events, the flows as task positions, the counter samples.
-The JSON writer (`swimlane.write_swimlane`), the viewer page (`toolkit.viewer.pack.pack_run`)
-and the event dicts (`swimlane.swimlane_events`) all read these columns, so nothing is
-computed twice and no per-event dict is built on the way to the files. Keeps: every value is
+The JSON writer (`swimlane_writer`), the viewer page (`toolkit.viewer.pack.pack_run`) and the
+reports (`pred_ends`) all read these columns, so nothing is computed twice and no per-event
+dict is built on the way to the files. Keeps: every value is
 the one `swimlane`'s module docstring specifies; the order is the file's order.
 
 NOTE: columns are built with `map` over attribute getters and bound methods (C loops) rather
@@ -25,9 +25,10 @@ import numpy as np
 
 from pypto.machine.result import AicpuRun, SimResult, TaskRun
 from pypto.profiling.swimlane import (FLOW_LEAD_US, MAGIC_BASE, aicpu_lane_name, core_lane,
-                                      exact, jsonable, lane_tid, operand_hint, stable_hash)
+                                      core_lane_number, exact, jsonable, lane_tid,
+                                      operand_hint, stable_hash)
 
-_json_str = json.encoder.encode_basestring_ascii      # json.dumps of a str (C)
+json_str = json.encoder.encode_basestring_ascii       # json.dumps of a str (C)
 _NON_FINITE = frozenset(("nan", "inf", "-inf"))
 _BOOL_JSON = {True: "true", False: "false"}
 
@@ -53,7 +54,8 @@ def per_distinct(convert: Callable[[list], list], values: list) -> list:
 
 
 def json_strs(values: list[str]) -> list[str]:
-    return list(map(_json_str, values))
+    """`json.dumps` of each string."""
+    return list(map(json_str, values))
 
 
 @dataclass
@@ -114,6 +116,8 @@ class RunColumns:
     ts: list[float]
     dur: list[float]
     name: list[str]
+    ts_json: list[str]                      # ts and dur as JSON, of the tasks then AICPU events
+    dur_json: list[str]
     args: dict[str, ArgColumn]              # in the file's key order
     aicpu: list[AicpuEvent]                 # in file order, after the tasks
     flow_src: list[int]                     # flow k: runs[flow_src[k]] -> runs[flow_dst[k]]
@@ -129,8 +133,7 @@ class RunColumns:
 
 
 def run_columns(result: SimResult) -> RunColumns:
-    runs = sorted(result.tasks, key=_file_order_key(result))
-    tids = [lane_tid(core_lane(result, r.task.core, r.core_index)[0]) for r in runs]
+    runs, tids = _in_file_order(result)
     mhz = result.clock_mhz
     starts = list(map(attrgetter("start"), runs))
     ends = list(map(attrgetter("end"), runs))
@@ -146,16 +149,19 @@ def run_columns(result: SimResult) -> RunColumns:
              "clock_mhz": result.clock_mhz, "aic": result.aic, "aiv": result.aiv}
     pred_ends = latest_pred_ends(result)
     return RunColumns(result, _lanes(result), runs, tids, ts, dur, names,
+                      json_numbers(ts + [e.ts for e in aicpu]),
+                      json_numbers(dur + [e.dur for e in aicpu], repeated=True),
                       _task_args(result, runs, tasks, dur), aicpu, src, dst, s_ts,
                       _counters(result, pred_ends), other, pred_ends)
 
 
-def _file_order_key(result: SimResult):
-    """X events of tasks: by lane, start, end, then task id."""
-    def key(run: TaskRun) -> tuple:
-        return (lane_tid(core_lane(result, run.task.core, run.core_index)[0]), run.start,
-                run.end, run.task.id)
-    return key
+def _in_file_order(result: SimResult) -> tuple[list[TaskRun], list[int]]:
+    """The tasks as their X events are written (by lane, start, end, then task id), and
+    their lanes' tids."""
+    tids = [lane_tid(core_lane_number(result, r.task.core, r.core_index)) for r in result.tasks]
+    keys = [(tid, r.start, r.end, r.task.id) for tid, r in zip(tids, result.tasks)]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return [result.tasks[i] for i in order], [tids[i] for i in order]
 
 
 def _lanes(result: SimResult) -> list[tuple[int, str]]:
@@ -234,8 +240,8 @@ def _object_column(fields: dict[str, ArgColumn]) -> ArgColumn:
     row is formatted once."""
     keys = list(fields)
     by_name = sorted(range(len(keys)), key=keys.__getitem__)
-    in_file = "{{" + ", ".join(f"{_json_str(k)}: {{}}" for k in keys) + "}}"
-    in_page = "{{" + ", ".join(f"{_json_str(keys[i])}: {{{i}}}" for i in by_name) + "}}"
+    in_file = "{{" + ", ".join(f"{json_str(k)}: {{}}" for k in keys) + "}}"
+    in_page = "{{" + ", ".join(f"{json_str(keys[i])}: {{{i}}}" for i in by_name) + "}}"
     rows = list(zip(*(c.json for c in fields.values())))
     texts = {row: (in_file.format(*row), in_page.format(*row)) for row in dict.fromkeys(rows)}
     return ArgColumn([texts[row][0] for row in rows], [texts[row][1] for row in rows], False)
@@ -291,7 +297,7 @@ def json_value(v: Any) -> str:
     per-call setup."""
     t = type(v)
     if t is str:
-        return _json_str(v)
+        return json_str(v)
     if t is int or (t is float and v - v == 0.0):      # x - x == 0.0: finite
         return repr(v)
     if t is list and all(type(x) is int for x in v):

@@ -106,9 +106,14 @@ def aicpu_lane_name(thread: int) -> str:
 # field encodings (the writer is `swimlane_writer`, over `run_columns`)
 # ----------------------------------------------------------------------------------------------
 
+def core_lane_number(result: SimResult, core: str, index: int) -> int:
+    """The lane number of core `index` of type `core` ("AIC" or "AIV")."""
+    return index + 1 if core == "AIC" else result.aic + index + 1
+
+
 def core_lane(result: SimResult, core: str, index: int) -> tuple[int, str]:
-    """(lane number, lane name) of core `index` of type `core` ("AIC" or "AIV")."""
-    n = index + 1 if core == "AIC" else result.aic + index + 1
+    """(lane number, lane name) of core `index` of type `core`."""
+    n = core_lane_number(result, core, index)
     return n, f"{core}_{n}"
 
 

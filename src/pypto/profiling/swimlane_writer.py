@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from pypto.machine.result import SimResult
-from pypto.profiling.run_columns import (RunColumns, json_numbers, json_strs, json_value,
-                                         per_distinct, run_columns)
+from pypto.profiling.run_columns import (AicpuEvent, RunColumns, json_numbers, json_str,
+                                         json_strs, json_value, per_distinct, run_columns)
 from pypto.profiling.swimlane import COUNTER_TID, FLOW_NAME, PROCESS_NAME
 
-_json_str = json.encoder.encode_basestring_ascii      # json.dumps of a str (C)
-_FLOW = _json_str(FLOW_NAME)
+_FLOW = json_str(FLOW_NAME)
 _SEP = ",\n"                                            # between events
 
 
@@ -88,41 +88,57 @@ def _meta_block(cols: RunColumns) -> str:
     return _SEP.join(map(json.dumps, meta))
 
 
-def _x_tail(first_id: int, names: list[str], tids: list[int], ts: list[float],
-            dur: list[float]) -> tuple[list[str], list[list[str]]]:
+def _x_tail(first_id: int, names: list[str], tids: list[int], ts_json: list[str],
+            dur_json: list[str]) -> tuple[list[str], list[list[str]]]:
     """Templates and fields of the X event keys after `args`."""
     texts = ['}, "cat": "event", "id": ', ', "name": ', ', "ph": "X", "pid": 1, "tid": ',
              ', "ts": ', ', "dur": ', '}']
     fields = [list(map(str, range(first_id, first_id + len(names)))),
-              list(map(_json_str, names)), list(map(str, tids)), json_numbers(ts),
-              json_numbers(dur, repeated=True)]
+              list(map(json_str, names)), list(map(str, tids)), ts_json, dur_json]
     return texts, fields
 
 
 def _task_block(cols: RunColumns) -> str:
     keys = list(cols.args)
-    texts = ['{"args": {' + _json_str(keys[0]) + ": "]
-    texts += [f", {_json_str(k)}: " for k in keys[1:]]
-    tail_texts, tail_fields = _x_tail(0, cols.name, cols.tid, cols.ts, cols.dur)
+    texts = ['{"args": {' + json_str(keys[0]) + ": "]
+    texts += [f", {json_str(k)}: " for k in keys[1:]]
+    n = len(cols.runs)
+    tail_texts, tail_fields = _x_tail(0, cols.name, cols.tid, cols.ts_json[:n], cols.dur_json[:n])
     return _rows(texts + tail_texts, [cols.args[k].json for k in keys] + tail_fields)
 
 
 def _aicpu_block(cols: RunColumns) -> str:
     events = cols.aicpu
-    # NOTE: AICPU events come in a few shapes (key lists): one template per shape
-    templates: dict[tuple[str, ...], str] = {}
-    args = []
-    for e in events:
-        keys = tuple(e.args)
-        fmt = templates.get(keys)
-        if fmt is None:
-            fmt = templates[keys] = ", ".join(
-                _json_str(k).replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
-        args.append(fmt.format(*map(json_value, e.args.values())))
-    tail_texts, tail_fields = _x_tail(len(cols.runs), [e.name for e in events],
-                                      [e.tid for e in events], [e.ts for e in events],
-                                      [e.dur for e in events])
-    return _rows(['{"args": {'] + tail_texts, [args] + tail_fields)
+    n = len(cols.runs)
+    tail_texts, tail_fields = _x_tail(n, [e.name for e in events], [e.tid for e in events],
+                                      cols.ts_json[n:], cols.dur_json[n:])
+    return _rows(['{"args": {'] + tail_texts, [_aicpu_args(events)] + tail_fields)
+
+
+def _aicpu_args(events: list[AicpuEvent]) -> list[str]:
+    """The text inside each AICPU event's args braces. NOTE: AICPU events come in a few
+    shapes (key lists): each shape's values are encoded column by column into one template."""
+    shapes: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        shapes[tuple(e.args)].append(i)
+    texts: list[str] = [""] * len(events)
+    for keys, members in shapes.items():
+        template = ", ".join(json_str(k).replace("{", "{{").replace("}", "}}") + ": {}"
+                             for k in keys)
+        values = [[events[i].args[k] for i in members] for k in keys]
+        for i, text in zip(members, map(template.format, *map(_json_column, values))):
+            texts[i] = text
+    return texts
+
+
+def _json_column(values: list) -> list[str]:
+    """`json.dumps` of each value; columns of one type in bulk."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        return per_distinct(json_strs, values)
+    if kinds <= {int, float}:
+        return json_numbers(values)
+    return list(map(json_value, values))
 
 
 def _flow_block(cols: RunColumns) -> str:
@@ -130,7 +146,7 @@ def _flow_block(cols: RunColumns) -> str:
     that text is made once per task."""
     tids = list(map(str, cols.tid))
     s_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, json_numbers(cols.flow_s_ts))]
-    f_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, json_numbers(cols.ts))]
+    f_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, cols.ts_json)]
     first = cols.n_events
     ids = list(map(str, range(first, first + len(cols.flow_src))))
     texts = [f'{{"cat": {_FLOW}, "id": ', f', "name": {_FLOW}, "ph": "s", "pid": 1, "tid": ',

@@ -9,6 +9,8 @@ Keeps: task `i` of the page is `data.tasks[i]` for `i < n_core`, then the AICPU 
 order, so flow indices need no remapping; `pack_run(cols)` equals `pack` of the parsed file
 that `cols` is written as. Columns instead of one object per task keep the page small and let
 the browser load them straight into typed arrays; nothing of the raw trace text is kept.
+`pack_run` hands the number arrays over as the JSON text the trace writer made of them
+(`JsonText`), so they are not formatted twice.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.profiling.run_columns import RunColumns
+from pypto.profiling.run_columns import RunColumns, json_value
 from pypto.profiling.swimlane import (FLOW_LEAD_US, Lane, SliceIndex, SwimlaneData,
                                       classify_lane, task_label)
 
@@ -27,9 +29,21 @@ from pypto.profiling.swimlane import (FLOW_LEAD_US, Lane, SliceIndex, SwimlaneDa
 _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
 _HASH = {key: re.compile(rf"\b{key}:(\d+)") for key in ("leafHash", "rootHash")}
 _ABSENT = object()              # an event without the args key
+_NON_FINITE_JSON = frozenset(("NaN", "Infinity", "-Infinity"))
 
 # one args key over the events: ("num", numbers / None) or ("str", strings / None if absent)
 Column = tuple[str, list]
+
+
+class JsonText:
+    """A value given as its JSON text (numbers a writer has already formatted), that the page
+    (`page.embed_json`) inserts as it is. The text must be inert in a script element:
+    finite numbers, no markup."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
 
 
 class _Strings:
@@ -152,16 +166,32 @@ def pack_run(cols: RunColumns, title: str) -> dict[str, Any]:
         lanes[tid] = Lane(tid, str(tid), "other", None)
     cpu = cols.aicpu
     cpu_args = [e.args for e in cpu]
+    n = len(cols.runs)
     core_args = {key: ("num" if c.numeric else "str", c.page) for key, c in cols.args.items()}
-    return _page(title, lanes, len(cols.runs), cols.tid + [e.tid for e in cpu],
-                 cols.ts + [e.ts for e in cpu], cols.dur + [e.dur for e in cpu],
+    args = _arg_columns(cpu_args, core_args if n else None, n)
+    for key, (kind, values) in args.items():
+        if kind == "num" and n and key in cols.args:        # the tasks' numbers as written
+            tail = values[n:]
+            texts = (list(map(json_value, tail)) if any(v is not None for v in tail)
+                     else ["null"] * len(tail))
+            args[key] = (kind, _numbers(values, cols.args[key].json + texts))
+    return _page(title, lanes, n, cols.tid + [e.tid for e in cpu],
+                 _numbers(cols.ts + [e.ts for e in cpu], cols.ts_json),
+                 _numbers(cols.dur + [e.dur for e in cpu], cols.dur_json),
                  cols.name + [e.name for e in cpu],
                  cols.args["leaf"].page + [_function(a, "leaf", "leafHash") for a in cpu_args],
                  cols.args["root"].page + [_function(a, "root", "rootHash") for a in cpu_args],
                  # a task's name ends in "(<label>)" and its color arg is the label
                  cols.args["color"].page + [task_label(e.name, e.args) for e in cpu],
-                 _arg_columns(cpu_args, core_args if cols.runs else None, len(cols.runs)),
-                 _run_flows(cols), cols.other["generator"], str(cols.other["kernel"]))
+                 args, _run_flows(cols), cols.other["generator"], str(cols.other["kernel"]))
+
+
+def _numbers(values: list, texts: list[str]) -> list | JsonText:
+    """A number column of the page, as the JSON texts the trace writer made of `values`
+    (numbers or None) when they are all finite (the page writes the others as strings)."""
+    if _NON_FINITE_JSON.isdisjoint(texts):
+        return JsonText(f"[{','.join(texts)}]")
+    return values
 
 
 def _run_flows(cols: RunColumns) -> list[tuple[int | None, int | None]]:

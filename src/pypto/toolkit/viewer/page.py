@@ -15,12 +15,13 @@ import math
 import os
 import re
 from importlib import resources
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from pypto.profiling.run_columns import RunColumns
 from pypto.profiling.swimlane import SwimlaneData
-from pypto.toolkit.viewer.pack import pack, pack_run
+from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
 
 # concatenated in this order into one script: model (data, indexes, statistics), draw (canvas),
 # panels (DOM side panels), main (state, input, test hooks)
@@ -46,15 +47,45 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
+# NOTE: a JsonText is encoded as this placeholder, then the text replaces it; a data string
+# equal to the placeholder is found by counting, and then the texts are parsed instead
+_PLACEHOLDER = "\x00openpto-json-text\x00"
+_PLACEHOLDER_JSON = json.dumps(_PLACEHOLDER, ensure_ascii=False)
+
+
+def _parsed(obj: Any) -> Any:
+    """`obj` with each JsonText as the value it encodes."""
+    if isinstance(obj, JsonText):
+        return json.loads(obj.text)
+    if isinstance(obj, dict):
+        return {k: _parsed(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_parsed(v) for v in obj]
+    return obj
+
+
 def embed_json(obj: Any) -> str:
     """`obj` as JSON that is inert inside a `<script>` element (objects JSON cannot encode
-    become their `str`)."""
+    become their `str`; `JsonText` values are inserted as they are)."""
+    texts: list[str] = []
+
+    def default(o: Any) -> Any:
+        if isinstance(o, JsonText):
+            texts.append(o.text)
+            return _PLACEHOLDER
+        return str(o)
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                          default=str)
+                          default=default)
     except ValueError:      # a non-finite float somewhere: rare, so only then walk the data
+        texts.clear()
         text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"),
-                          default=str)
+                          default=default)
+    if texts:
+        parts = text.split(_PLACEHOLDER_JSON)
+        if len(parts) != len(texts) + 1:
+            return embed_json(_parsed(obj))
+        text = "".join(chain.from_iterable(zip(parts, texts))) + parts[-1]
     # NOTE: these characters can only occur inside JSON strings, where \uXXXX means the same;
     # most pages have none, and a plain search for each is much faster than the regex scan
     if any(c in text for c in _JSON_ESCAPES):
