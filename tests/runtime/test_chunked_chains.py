@@ -130,6 +130,22 @@ def test_casts_between_float_and_int_types(monkeypatch):
     assert_same_as_op_by_op(k, args, monkeypatch)
 
 
+def test_a_weight_cast_inside_the_chain_runs_whole_first(monkeypatch):
+    """rms_norm of BF16 casts its [1, D] gamma to FP32 between row ops: that cast runs once,
+    and the rows around it still run chunked."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], BF16), g: pypto.Tensor([], BF16), y: pypto.Tensor([], BF16)):
+        pypto.set_vec_tile_shapes(4, 64)
+        y[:] = pypto.rms_norm(x, g, 1e-6)
+    args = [_special(23, 64, seed=10, dtype=torch.bfloat16), torch.randn(1, 64).bfloat16(),
+            torch.zeros(23, 64, dtype=torch.bfloat16)]
+    assert_same_as_op_by_op(k, args, monkeypatch)
+    _, n_chunked = _run(k, args, True, monkeypatch)
+    opcodes = [op.opcode for op in next(k.last_program.blocks()).ops]
+    assert opcodes[-2:] == ["CAST", "ASSEMBLE"] and "CAST" in opcodes[1:-2]
+    assert n_chunked == len(opcodes) - 2   # all but the gamma cast (and the sink)
+
+
 REDUCTIONS = [pypto.sum, pypto.amax, pypto.amin, pypto.mean, pypto.prod,
               lambda x, d, keepdim: pypto.var(x, d, keepdim=keepdim)]
 

@@ -92,12 +92,15 @@ def _row_local(op: Operation) -> bool:
     if len(op.outputs) != 1 or op.outputs[0].storage.kind is not StorageKind.TEMP:
         return False
     rank = _rank(op)
-    if any(v.rank > rank for v in op.inputs):
-        return False
+    return not any(v.rank > rank for v in op.inputs) and not _reads_elements(op)
+
+
+def _reads_elements(op: Operation) -> bool:
+    """Whether an expression of `op` reads tensor elements: a chain evaluates them all before
+    its first op runs, when such a read could see an earlier iteration's data."""
     exprs = [e for v in op.inputs + op.outputs for e in v.shape + v.valid_shape]
     exprs += list(_attr_exprs(op.attrs.values()))
-    # an element read would be evaluated before the chain's earlier results exist
-    return not any(reads_elements(e) for e in exprs)
+    return any(reads_elements(e) for e in exprs)
 
 
 def _attr_exprs(values: Iterable[Any]) -> Iterable[Expr]:
@@ -110,7 +113,8 @@ def _attr_exprs(values: Iterable[Any]) -> Iterable[Expr]:
 
 def _assembles(op: Operation, run: list[Operation]) -> bool:
     """`op` copies the run's last result into a buffer none of the run's ops produce."""
-    if op.opcode != "ASSEMBLE" or op.inputs[0] is not run[-1].outputs[0]:
+    if op.opcode != "ASSEMBLE" or op.inputs[0] is not run[-1].outputs[0] \
+            or _reads_elements(op):
         return False
     return all(r.outputs[0].storage is not op.outputs[0].storage for r in run)
 
@@ -219,11 +223,11 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
     if axis is None:
         return None
     extent = max(s[axis] for s in shapes)
-    row_bytes = max(_row_elements(s, axis) for s in shapes) * 4
+    row_bytes = max(_row_elements(s, axis) for s in shapes) * 4   # as FP32 (the compute type)
     if extent * row_bytes < ex.chunk_min_bytes:
         return None
     hoisted = _hoisted(chain.ops, shapes, axis)
-    if hoisted is None or chain.ops[-1] in hoisted:
+    if chain.ops[-1] in hoisted:
         return None
     chunked_ops = [op for op in chain.ops if op not in hoisted]
     produced = {op.outputs[0].id for op in chunked_ops}
@@ -279,16 +283,14 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
     return steps, axis, valid_extent, rows, sink_fused
 
 
-def _hoisted(ops: list[Operation], shapes: list[tuple[int, ...]], axis: int) -> set | None:
+def _hoisted(ops: list[Operation], shapes: list[tuple[int, ...]], axis: int) -> set:
     """The ops to run whole before the chunks: results of extent 1 on the chunk axis (e.g. a
     cast of a [1, D] weight) computed from inputs the chain does not cut."""
     hoisted: set[Operation] = set()
     cut: set[int] = set()   # ids of results computed chunk by chunk
     for op, shape in zip(ops, shapes):
-        if all(s == 1 for s in shape[:axis + 1]) and not any(v.id in cut for v in op.inputs):
+        if shape[axis] == 1 and not any(v.id in cut for v in op.inputs):
             hoisted.add(op)
-        elif any(s != 1 for s in shape[:axis]):
-            return None
         else:
             cut.add(op.outputs[0].id)
     return hoisted
