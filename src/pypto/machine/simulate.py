@@ -58,9 +58,13 @@ class _L2:
         self.capacity = capacity
         self.max_lines = max(1, int(capacity // line))
         self.clock = 0
-        # per storage: [stamps, untouched, first, last, oldest, newest]: lines from `untouched`
-        # on were never touched; every line of the recent region first..last was touched and
-        # has a stamp >= `oldest`; `newest` is the storage's newest stamp
+        # per storage: [stamps, untouched, first, last, oldest, newest, deferred]: lines from
+        # `untouched` on were never touched; every line of the recent region first..last was
+        # touched and has a stamp >= `oldest`; `newest` is the storage's newest stamp;
+        # `deferred` is the last run's (first, last, stamp) not yet written to `stamps`.
+        # NOTE: a run often covers the previous run of its storage (a tile read again, a
+        # streaming read advancing by less than a line), which then never needs writing: the
+        # write waits until a later run does not cover it or a read needs the stamps.
         self.states: dict[int, list] = {}
         # (access, layout) -> (first, last) lines of its runs, for boxes off the fast paths.
         # NOTE: tasks of one kernel access the same boxes over and over (a 9k-task attention
@@ -91,7 +95,7 @@ class _L2:
             if st is None:
                 st = states[storage] = [
                     np.full(int(_prod(shape) * itemsize) // line + 1, _NEVER, dtype=np.int64),
-                    0, 0, -1, _NEVER, _NEVER]
+                    0, 0, -1, _NEVER, _NEVER, None]
             stamps = st[0]
             # the (first, last) lines of each contiguous run of the box
             rank = len(ext)
@@ -115,34 +119,44 @@ class _L2:
                 if last >= len(stamps):
                     stamps = self._grow(st, last)
                 n = last + 1 - first
-                _, top, r_first, r_last, r_min, r_newest = st
-                if first >= top:
-                    # NOTE: lines past the highest one touched so far are all misses; a
-                    # streaming read skips the comparison
-                    st[1] = last + 1
-                    clock += n
-                    stamps[first:last + 1] = clock
-                elif n == 1:
+                _, top, r_first, r_last, r_min, r_newest, deferred = st
+                if n == 1 and first < top:
+                    if deferred is not None:   # the read below needs it
+                        stamps[deferred[0]:deferred[1] + 1] = deferred[2]
+                        st[6] = None
                     if stamps[first] >= clock - max_lines:
                         hit += 1
                     clock += 1
                     stamps[first] = clock
                 else:
-                    # NOTE: exact shortcuts around the numpy comparison: nothing hits when
-                    # the storage's newest stamp is too old, and everything up to the
-                    # untouched lines (all misses) hits inside the recent region
-                    old = clock - max_lines
-                    if r_newest < old:
-                        pass
-                    elif r_min >= old and r_first <= first and (
-                            seen := last if last < top else top - 1) <= r_last:
-                        hit += seen + 1 - first
-                    else:
-                        hit += int(_count_nonzero(_greater_equal(stamps[first:last + 1], old)))
-                    clock += n
-                    stamps[first:last + 1] = clock
-                    if last >= top:
+                    if first >= top:
+                        # NOTE: lines past the highest one touched so far are all misses; a
+                        # streaming read skips the comparison
                         st[1] = last + 1
+                    else:
+                        # NOTE: exact shortcuts around the numpy comparison: nothing hits
+                        # when the storage's newest stamp is too old, and everything up to
+                        # the untouched lines (all misses) hits inside the recent region
+                        old = clock - max_lines
+                        if r_newest < old:
+                            pass
+                        elif r_min >= old and r_first <= first and (
+                                seen := last if last < top else top - 1) <= r_last:
+                            hit += seen + 1 - first
+                        else:
+                            if deferred is not None:   # the comparison needs it
+                                stamps[deferred[0]:deferred[1] + 1] = deferred[2]
+                                deferred = None
+                            hit += int(_count_nonzero(_greater_equal(stamps[first:last + 1],
+                                                                     old)))
+                        if last >= top:
+                            st[1] = last + 1
+                    clock += n
+                    # this run's stamps wait; the deferred run is written unless it covers
+                    # no line this run does not
+                    if deferred is not None and (deferred[0] < first or deferred[1] > last):
+                        stamps[deferred[0]:deferred[1] + 1] = deferred[2]
+                    st[6] = (first, last, clock)
                 # the recent region grows over overlapping or adjacent runs while its
                 # oldest stamp still hits, else restarts at this run
                 if first <= r_last + 1 and last + 1 >= r_first and r_min >= clock - max_lines:
