@@ -17,7 +17,7 @@ import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any, Callable, Iterable
 
@@ -270,26 +270,29 @@ def _merge_column(merges: list[dict[str, Any]]) -> ArgColumn:
 
 def _gm_reads_column(tasks: list) -> ArgColumn:
     """`[storage, offsets, extents, bytes]` per GM read box (bytes = extent product x element
-    size; 0 when the access has no layout). NOTE: a run has a few distinct offsets and very few
-    distinct (extents, layout): their text is made once each."""
-    offsets: dict[tuple, str] = {}
-    shapes: dict[tuple, str] = {}           # (extents, layout) -> "[extents], bytes"
+    size; 0 when the access has no layout). NOTE: the tasks of a run read few distinct boxes
+    (the same blocks, again and again): each box's text is made once. Boxes hold ints (the
+    SimTask contract), so equal boxes have equal text."""
+    boxes: dict[tuple, str] = {}            # (box, layout) -> its text
     texts = []
     for t in tasks:
         layouts = t.read_layouts
-        boxes = []
-        for i, (sid, off, ext) in enumerate(t.reads):
-            off_text = offsets.get(off)
-            if off_text is None:
-                off_text = offsets[off] = json_value(list(off))
-            key = (ext, layouts[i] if i < len(layouts) else None)
-            shape_text = shapes.get(key)
-            if shape_text is None:
-                nbytes = math.prod(int(e) for e in ext) * key[1][1] if key[1] else 0
-                shape_text = shapes[key] = f"{json_value(list(ext))}, {json_value(exact(nbytes))}"
-            boxes.append(f"[{json_value(sid)}, {off_text}, {shape_text}]")
-        texts.append(f"[{', '.join(boxes)}]")
+        row = []
+        for i, box in enumerate(t.reads):
+            key = (box, layouts[i] if i < len(layouts) else None)
+            text = boxes.get(key)
+            if text is None:
+                text = boxes[key] = _gm_read_text(*key)
+            row.append(text)
+        texts.append(f"[{', '.join(row)}]")
     return ArgColumn(texts, texts, False)
+
+
+def _gm_read_text(box: tuple[int, tuple, tuple], layout: tuple | None) -> str:
+    sid, off, ext = box
+    nbytes = math.prod(int(e) for e in ext) * layout[1] if layout is not None else 0
+    return (f"[{json_value(sid)}, {json_value(list(off))}, {json_value(list(ext))}, "
+            f"{json_value(exact(nbytes))}]")
 
 
 def json_value(v: Any) -> str:
@@ -416,22 +419,23 @@ def latest_pred_ends(result: SimResult) -> dict[int, float]:
     return dict(zip([tasks[i].id for i in has.tolist()], latest[has].tolist()))
 
 
-def _ready_times(result: SimResult, pred_ends: dict[int, float]) -> list[float]:
+def _ready_times(result: SimResult, pred_ends: dict[int, float],
+                 start: np.ndarray) -> np.ndarray:
     """Cycle at which each task (in `result.tasks` order) became ready: `TaskRun.ready` when
     set, else the end of its last predecessor (at the latest its start), else the first task
     start of its window."""
-    window_first: dict[int, float] = {}
-    for r in result.tasks:
-        w = r.task.window
-        window_first[w] = min(window_first.get(w, r.start), r.start)
-    ready = []
-    for r in result.tasks:
-        if r.ready is not None:
-            ready.append(float(r.ready))
-        elif r.task.id in pred_ends:
-            ready.append(min(pred_ends[r.task.id], r.start))
-        else:
-            ready.append(window_first[r.task.window])
+    runs = result.tasks
+    window = np.fromiter(map(attrgetter("task.window"), runs), dtype=np.int64, count=len(runs))
+    windows, of_window = np.unique(window, return_inverse=True)
+    window_first = np.full(len(windows), np.inf)
+    np.minimum.at(window_first, of_window, start)
+    latest = np.fromiter(map(pred_ends.get, map(attrgetter("task.id"), runs), repeat(np.nan)),
+                         dtype=np.float64, count=len(runs))
+    ready = np.where(np.isnan(latest), window_first[of_window], np.minimum(latest, start))
+    given = list(map(attrgetter("ready"), runs))
+    if given.count(None) != len(given):
+        ready[[i for i, g in enumerate(given) if g is not None]] = [
+            float(g) for g in given if g is not None]
     return ready
 
 
@@ -440,12 +444,12 @@ _COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1, "ReadyCount_Total": 
                   "BusyCount_AIV": 3, "BusyCount_AIC": 4}
 
 
-def _step_counter(times: list[float], deltas: list[int]) -> tuple[np.ndarray, np.ndarray]:
+def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(cycles, values) of a counter driven by +/- changes, one sample per change of value;
     changes at the same cycle are netted."""
-    t, inverse = np.unique(np.asarray(times, dtype=np.float64), return_inverse=True)
+    t, inverse = np.unique(times, return_inverse=True)
     net = np.zeros(len(t), dtype=np.int64)
-    np.add.at(net, inverse, np.asarray(deltas, dtype=np.int64))
+    np.add.at(net, inverse, deltas)
     changed = net != 0
     return t[changed], np.cumsum(net[changed])
 
@@ -453,27 +457,25 @@ def _step_counter(times: list[float], deltas: list[int]) -> tuple[np.ndarray, np
 def _counters(result: SimResult,
               pred_ends: dict[int, float]) -> tuple[list[float], list[str], list[int]]:
     """ReadyCount_* / BusyCount_* samples (us, name, size), by time then counter."""
-    ready = _ready_times(result, pred_ends)
-    kinds = sorted({r.task.core for r in result.tasks})
+    runs = result.tasks
+    start = np.fromiter(map(attrgetter("start"), runs), dtype=np.float64, count=len(runs))
+    end = np.fromiter(map(attrgetter("end"), runs), dtype=np.float64, count=len(runs))
+    ready = _ready_times(result, pred_ends, start)
+    core = np.array(list(map(attrgetter("task.core"), runs)), dtype=object)
     series: list[tuple[str, np.ndarray, np.ndarray]] = []
-    total_t: list[float] = []
-    total_d: list[int] = []
-    for k in kinds:
-        mine = [(r, rd) for r, rd in zip(result.tasks, ready) if r.task.core == k]
-        starts = [r.start for r, _ in mine]
-        ready_t = [rd for _, rd in mine] + starts
-        ready_d = [1] * len(mine) + [-1] * len(mine)
-        series.append((f"ReadyCount_{k}", *_step_counter(ready_t, ready_d)))
+    for k in sorted(set(core.tolist())):
+        mine = core == k
+        up_down = np.repeat([1, -1], int(mine.sum()))
+        series.append((f"ReadyCount_{k}", *_step_counter(
+            np.concatenate([ready[mine], start[mine]]), up_down)))
         series.append((f"BusyCount_{k}", *_step_counter(
-            starts + [r.end for r, _ in mine], ready_d)))
-        total_t += ready_t
-        total_d += ready_d
-    if kinds:
-        series.append(("ReadyCount_Total", *_step_counter(total_t, total_d)))
+            np.concatenate([start[mine], end[mine]]), up_down)))
     if not series:
         return [], [], []
+    series.append(("ReadyCount_Total", *_step_counter(
+        np.concatenate([ready, start]), np.repeat([1, -1], len(runs)))))
     times = np.concatenate([t for _, t, _ in series])
-    rank = np.concatenate([np.full(len(t), _COUNTER_ORDER[n]) for n, t, _ in series])
+    rank = np.concatenate([np.full(len(t), _COUNTER_ORDER.get(n, 9)) for n, t, _ in series])
     order = np.lexsort((rank, times))               # by time, then counter (stable)
     names = np.concatenate([np.full(len(t), i) for i, (_, t, _) in enumerate(series)])[order]
     label = [n for n, _, _ in series]

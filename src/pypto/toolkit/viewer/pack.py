@@ -29,6 +29,7 @@ from pypto.profiling.swimlane import (FLOW_LEAD_US, Lane, SliceIndex, SwimlaneDa
 _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
 _HASH = {key: re.compile(rf"\b{key}:(\d+)") for key in ("leafHash", "rootHash")}
 _ABSENT = object()              # an event without the args key
+_NUMERIC_TYPES = frozenset((int, float, type(None), object))    # object: _ABSENT
 _NON_FINITE_JSON = frozenset(("NaN", "Infinity", "-Infinity"))
 
 # one args key over the events: ("num", numbers / None) or ("str", strings / None if absent)
@@ -79,6 +80,10 @@ def _is_number(v: Any) -> bool:
 
 
 def _is_numeric(values: list) -> bool:
+    """Every value a number, None or absent. NOTE: by the set of types first (the usual
+    case, in C); only other types (number subclasses, bools) are looked at one by one."""
+    if set(map(type, values)) <= _NUMERIC_TYPES:
+        return True
     return all(v is _ABSENT or v is None or _is_number(v) for v in values)
 
 
