@@ -6,6 +6,10 @@ task's local buffer when every tile that produced that region ran in the same ta
 otherwise; its output goes to the local buffer and, when another task (or block) reads it, to
 GM as well. So a missing dependency, a wrong region or a forgotten copy-out gives a wrong
 answer, which the tests compare against the reference executor.
+
+Per-instance work is kept to what differs between instances: what every instance of a root
+function shares (its steps, one generated function evaluating all its windows, the shapes of
+its batches) lives in a `_RootPlan`, and tasks of equal valid extents share one `CallCost`.
 """
 from __future__ import annotations
 
