@@ -175,8 +175,8 @@ def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
     for step in steps:
         if step.full is not None:
             ex.arrays[step.op.outputs[0].storage.id] = step.full
-        if step.buffer is not None:
-            ex.pool.give(step.buffer)
+    for buf in {id(s.buffer): s.buffer for s in steps if s.buffer is not None}.values():
+        ex.pool.give(buf)
     if chain.sink is not None:
         if sink_fused:
             ex.written.add(chain.sink.outputs[0].storage.id)
@@ -196,9 +196,13 @@ def _run_chunk(steps: list[_Step], axis: int, start: int, stop: int) -> None:
             arrays = [a if w is None else a.astype(w) for a, w in zip(arrays, step.widen)]
         attrs = step.attrs_for(n, axis)
         dests = [d[rows] for d in step.dests]
+        out = None
         if step.use_out:
-            attrs["_out"] = dests[0] if step.into_dest else step.buffer[rows[:axis] + (slice(0, n),)]
+            out = dests[0] if step.into_dest else step.buffer[rows[:axis] + (slice(0, n),)]
+            attrs["_out"] = out
         r = np.asarray(step.compute(arrays, attrs))
+        if r is not out and any(np.may_share_memory(r, a) for a in arrays):
+            r = r.copy()   # an input handed back: its buffer may be reused by a later step
         if r.dtype != step.target:
             with np.errstate(all="ignore"):
                 r = r.astype(step.target)
@@ -272,15 +276,41 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
         steps.append(step)
     sink_fused = chain.sink is not None and _fuse_sink(ex, chain.sink, steps[-1], externals)
     rows = max(1, ex.chunk_bytes // row_bytes)
-    first = (slice(None),) * axis + (slice(0, min(rows, valid_extent)),)
-    for step in steps:
-        if step.use_out:
-            step.into_dest = bool(step.dests) and step.dests[0][first].flags.c_contiguous
-            if not step.into_dest:
-                step.buffer = ex.pool.empty(_with(step.out_valid, axis, min(rows, valid_extent)),
-                                            step.target)
+    _assign_buffers(ex, steps, axis, min(rows, valid_extent))
     ex.chunked_ops += len(chunked_ops)
     return steps, axis, valid_extent, rows, sink_fused
+
+
+def _assign_buffers(ex: "ReferenceExecutor", steps: list[_Step], axis: int, rows: int) -> None:
+    """Give each step that can compute into an array its destination rows (when contiguous)
+    or a chunk buffer. A buffer whose value was last read by an earlier step, or by this one
+    (elementwise ops compute in place exactly), is handed on: fewer buffers stay in cache."""
+    last_read: dict[int, int] = {}
+    for j, step in enumerate(steps):
+        for kind, src in step.sources:
+            if kind == _CHAIN:
+                last_read[src] = j
+    holder: dict[int, np.ndarray] = {}   # value id -> the buffer it was computed into
+    free: dict[tuple, list[np.ndarray]] = {}
+    first = (slice(None),) * axis + (slice(0, rows),)
+    for j, step in enumerate(steps):
+        for kind, src in step.sources:
+            if kind == _CHAIN and last_read[src] == j and src in holder:
+                buf = holder.pop(src)
+                free.setdefault((buf.shape, buf.dtype), []).append(buf)
+        if not step.use_out:
+            continue
+        step.into_dest = bool(step.dests) and step.dests[0][first].flags.c_contiguous
+        if step.into_dest:
+            continue
+        shape = _with(step.out_valid, axis, rows)
+        spare = free.get((shape, step.target))
+        step.buffer = spare.pop() if spare else ex.pool.empty(shape, step.target)
+        value = step.op.outputs[0].id
+        if value in last_read:
+            holder[value] = step.buffer
+        else:
+            free.setdefault((shape, step.target), []).append(step.buffer)
 
 
 def _hoisted(ops: list[Operation], shapes: list[tuple[int, ...]], axis: int) -> set:
