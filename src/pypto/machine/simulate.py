@@ -709,15 +709,8 @@ def _workspace(tasks: list[SimTask], params: frozenset) -> float:
             continue
         for acc, (_, isz) in zip(t.writes, t.write_layouts):
             if acc[0] not in params:
-                boxes[acc] = _numel(acc[2]) * isz
+                boxes[acc] = _prod(acc[2]) * isz
     return float(sum(boxes.values()))
-
-
-def _numel(extents: tuple[int, ...]) -> int:
-    n = 1
-    for e in extents:
-        n *= e
-    return n
 
 
 def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
