@@ -575,15 +575,16 @@ def _extend(union: tuple | None, first: tuple, w: tuple, op: TileOp,
 
 
 def _merge_siblings(ops: list, windows: list, dims: list) -> list[tuple[int, tuple]]:
-    """Merge consecutive tile ops of one tensor op (e.g. the four column tiles of a SUB) whose
-    batched windows stack too, so that one numpy call covers the whole value. Tiles of one
-    tensor op never read each other's results, so running them together changes nothing.
-    Returns (index of the first op, merged windows) per op that runs."""
+    """Merge consecutive tile ops of one tensor op (e.g. the four column tiles of a SUB, or
+    of the assemble writing its result out) whose batched windows stack too, so that one numpy
+    call covers the whole value. Tiles of one tensor op never read each other's results, so
+    running them together changes nothing. Returns (index of the first op, merged windows) per
+    op that runs."""
     out = [(0, windows[0])]
     union = None
     for k, (op, w, rd) in enumerate(zip(ops[1:], windows[1:], dims[1:]), 1):
         prev = ops[out[-1][0]]
-        if op.src is prev.src and op.kind == prev.kind and op.kind != "copy_out" and \
+        if op.src is prev.src and op.kind == prev.kind and \
                 op.local_inputs == prev.local_inputs:
             first = out[-1][1] if union is None else union[2]
             grown = _extend(union, first, w, op, rd)
