@@ -32,6 +32,7 @@ from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
 from pypto.ops.elementwise import POINTWISE
 from pypto.ops.shape import _write_region
+from pypto.runtime.liveness import compound
 from pypto.symbolic import Expr, reads_elements
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def _reads_elements(op: Operation) -> bool:
     its first op runs, when such a read could see an earlier iteration's data."""
     exprs = [e for v in op.inputs + op.outputs for e in v.shape + v.valid_shape]
     exprs += list(_attr_exprs(op.attrs.values()))
-    return any(reads_elements(e) for e in exprs)
+    return any(reads_elements(e) for e in compound(exprs))
 
 
 def _attr_exprs(values: Iterable[Any]) -> Iterable[Expr]:

@@ -20,7 +20,7 @@ from pypto.ir.operation import Operation
 from pypto.ir.program import If, Loop, Program, Seq
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
-from pypto.symbolic import Expr, element_reads
+from pypto.symbolic import Const, Expr, Sym, element_reads
 
 
 # The "user" standing for expressions (offsets, valid shapes, loop bounds...) that read tensor
@@ -47,10 +47,20 @@ def storage_users(program: Program) -> dict[int, set[int]]:
         for variant in loop.variants:
             exprs += [variant.start, variant.stop, variant.step]
             exprs += _conditions(variant.body)
-    for x in exprs:
+    for x in compound(exprs):
         for e in element_reads(x):
             users.setdefault(e.tensor.storage.id, set()).add(EXPRESSION_READER)
     return users
+
+
+def compound(exprs: Iterable[Expr]) -> list[Expr]:
+    """The distinct expressions that are more than a constant or a symbol (only those can
+    read tensor elements; most shape dims are constants)."""
+    seen: dict[int, Expr] = {}
+    for e in exprs:
+        if not isinstance(e, (Const, Sym)):
+            seen.setdefault(id(e), e)
+    return list(seen.values())
 
 
 def _exprs(values: Iterable) -> list[Expr]:
