@@ -111,6 +111,10 @@ def check_supported(dtype: DataType, what: str = "dtype") -> DataType:
 
 def to_numpy(dtype: DataType) -> np.dtype:
     """The numpy dtype that stores `dtype`."""
+    if type(dtype) is DataType:   # NOTE: executors ask per op; a known type is one lookup
+        found = _NUMPY.get(dtype)
+        if found is not None:
+            return found
     check_supported(dtype)
     if dtype in _ML_DTYPES:
         _load_ml_dtypes()
