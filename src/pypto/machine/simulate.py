@@ -100,21 +100,24 @@ class _L2:
             # the (first, last) lines of each contiguous run of the box
             rank = len(ext)
             if rank == 2 and ext[0] == 1 and len(shape) == 2:
-                # NOTE: fast paths: one partial row is one contiguous run
+                # NOTE: fast paths: one partial row is one contiguous run, from byte lo to hi
                 start = offs[0] * shape[1] + offs[1]
-                runs = ((int(start * itemsize) // line,
-                         int((start + ext[1]) * itemsize - 1) // line),)
+                lo, hi = start * itemsize, (start + ext[1]) * itemsize - 1
             elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
                 start = 0
                 for o, d in zip(offs, shape):
                     start = start * d + o
-                runs = ((int(start * itemsize) // line,
-                         int((start + ext[-1]) * itemsize - 1) // line),)
+                lo, hi = start * itemsize, (start + ext[-1]) * itemsize - 1
             else:
+                lo = None
                 box = (acc, layout)
                 runs = self.boxes.get(box)
                 if runs is None:
                     runs = self._runs(box)
+            if lo is not None:
+                if lo.__class__ is not int:   # sub-byte elements: whole bytes, as in `_runs`
+                    lo, hi = int(lo), int(hi)
+                runs = ((lo // line, hi // line),)
             for first, last in runs:
                 if last >= len(stamps):
                     stamps = self._grow(st, last)
