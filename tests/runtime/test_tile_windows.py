@@ -86,3 +86,27 @@ def test_warm_call_reuses_batch_shapes_with_equal_results():
     first_out, first = _run(kernel, args)
     second_out, second = _run(kernel, args)     # batch shapes come from the root plans
     assert torch.equal(first_out, second_out) and first == second
+
+
+def test_windows_that_read_tensor_elements_are_evaluated_op_by_op():
+    """Valid extents read from a tensor: no root plan, every tile op evaluates its own."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 16, 64], pypto.DT_FP32),
+          lens: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT32),
+          y: pypto.Tensor([pypto.DYNAMIC, 16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 8, 64)
+        for i in pypto.loop(x.shape[0], idx_name="i"):
+            v = pypto.view(x, [1, 16, 64], [i, 0, 0], valid_shape=[1, lens[i], 64])
+            y[i:i + 1, :, :] = pypto.exp(v) * 2.0
+
+    x, lens, y = torch.randn(3, 16, 64), torch.tensor([16, 5, 11], dtype=torch.int32), \
+        torch.zeros(3, 16, 64)
+    k(x, lens, y)
+    assert all(tile_executor._root_plan(r).evaluate({}) is None
+               for r in k.last_compiled.roots.values())
+    expect = torch.zeros_like(y)
+    for i, n in enumerate(lens.tolist()):
+        expect[i, :n] = torch.exp(x[i, :n]) * 2.0
+    torch.testing.assert_close(y, expect)
+    rows = [t.mte2_bytes / (64 * 4) for t in k.last_executor.stitcher.tasks]
+    assert rows == [8, 8, 5, 0, 8, 3]

@@ -88,12 +88,13 @@ class TileExecutor(ReferenceExecutor):
 
     def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
         # NOTE: dims that depend on the bindings only (a parameter's dynamic dims, as well as
-        # constants) are evaluated once per run: tasks ask for the same few shapes all along
+        # constants; not loop indices or tensor elements) are evaluated once per run: tasks
+        # ask for the same few shapes all along
         key = id(dims)
         found = self._shapes.get(key)
         if found is None:
             found = super().shape(dims)
-            if all(free_symbols(d) <= self._bound for d in dims):
+            if all(free_symbols(d) <= self._bound and not reads_elements(d) for d in dims):
                 self._shapes[key] = found
         return found
 
