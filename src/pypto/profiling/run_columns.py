@@ -151,7 +151,7 @@ def run_columns(result: SimResult) -> RunColumns:
     return RunColumns(result, _lanes(result), runs, tids, ts, dur, names,
                       json_numbers(ts + [e.ts for e in aicpu]),
                       json_numbers(dur + [e.dur for e in aicpu], repeated=True),
-                      _task_args(result, runs, tasks, dur), aicpu, src, dst, s_ts,
+                      _task_args(runs, tasks, dur), aicpu, src, dst, s_ts,
                       _counters(result, pred_ends), other, pred_ends)
 
 
@@ -178,8 +178,7 @@ def _lanes(result: SimResult) -> list[tuple[int, str]]:
 # task args
 # ----------------------------------------------------------------------------------------------
 
-def _task_args(result: SimResult, runs: list[TaskRun], tasks: list,
-               dur: list[float]) -> dict[str, ArgColumn]:
+def _task_args(runs: list[TaskRun], tasks: list, dur: list[float]) -> dict[str, ArgColumn]:
     """The args columns of the task X events, in PyPTO's key order then ours."""
     def field(name: str) -> list:
         return list(map(attrgetter(name), tasks))
@@ -197,7 +196,7 @@ def _task_args(result: SimResult, runs: list[TaskRun], tasks: list,
         "event-hint": _strings(event_hint),
         "ioperand-hint": _strings(_operand_hints(field("inputs")), repeated=True),
         "ooperand-hint": _strings(_operand_hints(field("outputs")), repeated=True),
-        "execution-hint": _strings(_execution_hints(result, runs, dur), repeated=True),
+        "execution-hint": _strings(_execution_hints(tasks, dur), repeated=True),
         "color": _strings(label, repeated=True),
         "taskId": _numeric(tid),
         "seqNo": _numeric(window),
@@ -308,14 +307,15 @@ def json_value(v: Any) -> str:
     return json.dumps(v)
 
 
-def _execution_hints(result: SimResult, runs: list[TaskRun], dur: list[float]) -> list[str]:
+def _execution_hints(tasks: list, dur: list[float]) -> list[str]:
     """PyPTO's execution hint of each task: average, max and min duration (us) of the tasks of
     its (root function, leaf), max / min the first of ties in task order."""
+    task_order = list(zip(*(map(attrgetter(k), tasks) for k in ("window", "instance", "call",
+                                                                 "id"))))
+    group = list(zip(map(attrgetter("root_index"), tasks), map(attrgetter("leaf"), tasks)))
     groups: dict[tuple[int, str], list[int]] = defaultdict(list)
-    order = sorted(range(len(runs)), key=lambda i: (runs[i].task.window, runs[i].task.instance,
-                                                    runs[i].task.call, runs[i].task.id))
-    for i in order:
-        groups[(runs[i].task.root_index, runs[i].task.leaf)].append(i)
+    for i in sorted(range(len(tasks)), key=task_order.__getitem__):
+        groups[group[i]].append(i)
     hints = {}
     for key, members in groups.items():
         durs = [dur[i] for i in members]
@@ -323,12 +323,11 @@ def _execution_hints(result: SimResult, runs: list[TaskRun], dur: list[float]) -
         lo = members[min(range(len(members)), key=durs.__getitem__)]
 
         def ref(i: int) -> str:
-            t = runs[i].task
-            return f"[{t.window}-{t.instance}-{t.call}]"
+            return "[{}-{}-{}]".format(*task_order[i][:3])
         hints[key] = (f"Average Execution Time: {sum(durs) / len(durs)}\n"
                       f"Max Execution Time: {dur[hi]}, Task: {ref(hi)}\n"
                       f"Min Execution Time: {dur[lo]}, Task: {ref(lo)}\n")
-    return [hints[(r.task.root_index, r.task.leaf)] for r in runs]
+    return list(map(hints.__getitem__, group))
 
 
 # ----------------------------------------------------------------------------------------------

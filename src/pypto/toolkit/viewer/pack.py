@@ -32,7 +32,8 @@ _ABSENT = object()              # an event without the args key
 _NUMERIC_TYPES = frozenset((int, float, type(None), object))    # object: _ABSENT
 _NON_FINITE_JSON = frozenset(("NaN", "Infinity", "-Infinity"))
 
-# one args key over the events: ("num", numbers / None) or ("str", strings / None if absent)
+# one args key over the events: ("num", numbers / None, or their JsonText) or ("str", strings /
+# None if absent)
 Column = tuple[str, list]
 
 
@@ -119,8 +120,9 @@ def _arg_columns(args: list[dict[str, Any]], first: dict[str, Column] | None = N
     return cols
 
 
-def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: list[int], start: list[float],
-          dur: list[float], name: list[str], leaf: list[str], root: list[str], label: list[str],
+def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: list[int],
+          start: list[float] | JsonText, dur: list[float] | JsonText, name: list[str],
+          leaf: list[str], root: list[str], label: list[str],
           args: dict[str, Column], flows: list[tuple[int | None, int | None]],
           generator: str, kernel: str) -> dict[str, Any]:
     """The page data of one run from its event columns (see the module docstring)."""
