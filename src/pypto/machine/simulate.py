@@ -86,7 +86,26 @@ class _L2:
         for acc, layout in zip(accs, layouts):   # NOTE: unpacked at once: zip reuses its tuple
             storage, offs, ext = acc
             shape, itemsize = layout
-            size = _prod(ext)
+            # the (first, last) lines of each contiguous run of the box
+            rank = len(ext)
+            if rank == 2 and ext[0] == 1 and len(shape) == 2:
+                # NOTE: fast paths: one partial row is one contiguous run, from byte lo to hi
+                size = ext[1]
+                start = offs[0] * shape[1] + offs[1]
+                lo, hi = start * itemsize, (start + size) * itemsize - 1
+            elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
+                size = _prod(ext)
+                start = 0
+                for o, d in zip(offs, shape):
+                    start = start * d + o
+                lo, hi = start * itemsize, (start + ext[-1]) * itemsize - 1
+            else:
+                size = _prod(ext)
+                lo = None
+                box = (acc, layout)
+                runs = self.boxes.get(box)
+                if runs is None:
+                    runs = self._runs(box)
             nbytes += size * itemsize
             if storage in uncached:
                 continue
@@ -97,23 +116,6 @@ class _L2:
                     np.full(int(_prod(shape) * itemsize) // line + 1, _NEVER, dtype=np.int64),
                     0, 0, -1, _NEVER, _NEVER, None]
             stamps = st[0]
-            # the (first, last) lines of each contiguous run of the box
-            rank = len(ext)
-            if rank == 2 and ext[0] == 1 and len(shape) == 2:
-                # NOTE: fast paths: one partial row is one contiguous run, from byte lo to hi
-                start = offs[0] * shape[1] + offs[1]
-                lo, hi = start * itemsize, (start + ext[1]) * itemsize - 1
-            elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
-                start = 0
-                for o, d in zip(offs, shape):
-                    start = start * d + o
-                lo, hi = start * itemsize, (start + ext[-1]) * itemsize - 1
-            else:
-                lo = None
-                box = (acc, layout)
-                runs = self.boxes.get(box)
-                if runs is None:
-                    runs = self._runs(box)
             if lo is not None:
                 if lo.__class__ is not int:   # sub-byte elements: whole bytes, as in `_runs`
                     lo, hi = int(lo), int(hi)
