@@ -157,8 +157,8 @@ class _L2:
                         if last >= top:
                             st[1] = last + 1
                     clock += n
-                    # this run's stamps wait; the deferred run is written unless it covers
-                    # no line this run does not
+                    # this run's stamps wait; the deferred run is written now unless this
+                    # run covers all of its lines
                     if deferred is not None and (deferred[0] < first or deferred[1] > last):
                         stamps[deferred[0]:deferred[1] + 1] = deferred[2]
                     st[6] = (first, last, clock)
