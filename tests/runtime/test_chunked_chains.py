@@ -11,6 +11,8 @@ from pypto.runtime.liveness import storage_users
 from pypto.runtime.reference import ReferenceExecutor
 
 F32, F16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
+# the inputs hold infinities and NaNs on purpose (numpy warns about them either way)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 @pytest.fixture(autouse=True)
