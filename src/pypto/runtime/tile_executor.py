@@ -715,7 +715,7 @@ def _regions(op: TileOp) -> list[Region]:
 def _cost_signature(call: CallOp) -> tuple:
     """What CallCost reads from a call op besides its windows."""
     return tuple((id(op.src), op.kind, op.opcode, op.core, tuple(op.local_inputs),
-                  tuple(r.value.id for r in _regions(op)), repr(op.attrs.get("cube_plan")))
+                  tuple(r.value.id for r in _regions(op)), id(op.attrs.get("cube_plan")))
                  for op in call.ops)
 
 
@@ -745,12 +745,15 @@ def _sibling_key(op: TileOp) -> tuple:
 
 
 class _WindowCode:
-    """Python source computing windows, one local variable per distinct subexpression."""
+    """Python source computing windows, one local variable per distinct subexpression.
+    NOTE: constant windows are not written out as literals but handed to the code as objects
+    (K[i]): compiling a root of thousands of constant tile windows as source took seconds."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.names: dict = {}        # Expr / clamp / window text -> local variable
         self.clamps: list[str] = []  # variables holding a symbolic valid extent
+        self.consts: list = []       # objects the code refers to as K[i]
 
     def _bind(self, key, code: str, prefix: str) -> str:
         name = self.names.get(key)
@@ -758,6 +761,10 @@ class _WindowCode:
             name = self.names[key] = f"{prefix}{len(self.names)}"
             self.lines.append(f"    {name} = {code}")
         return name
+
+    def const(self, value: Any) -> str:
+        self.consts.append(value)
+        return f"K[{len(self.consts) - 1}]"
 
     def expr(self, e: Expr) -> str:
         if type(e) is Const:
@@ -776,8 +783,6 @@ class _WindowCode:
         return self._bind(e, code, "t")
 
     def clamp(self, e: Expr, n: int) -> str:
-        if type(e) is Const:
-            return repr(max(0, min(e.value, n)))
         key = ("clamp", e, n)
         known = key in self.names
         name = self._bind(key, f"_max(0, _min({self.expr(e)}, {n}))", "c")
@@ -785,14 +790,17 @@ class _WindowCode:
             self.clamps.append(name)
         return name
 
-    def region(self, r: Region) -> tuple[str, list[str]]:
-        """(code of the window, code of each valid extent)."""
+    def region(self, r: Region) -> tuple[str | None, tuple | None, list[str]]:
+        """(code, None, valid extents as code) of a window with symbolic parts; (None, the
+        window, valid extents as code) of a constant one."""
+        if all(type(e) is Const for e in r.offsets) and all(type(e) is Const for e in r.valid):
+            valid = tuple(max(0, min(v.value, n)) for v, n in zip(r.valid, r.shape))
+            return None, (tuple(o.value for o in r.offsets), valid), [repr(v) for v in valid]
         offs = [self.expr(o) for o in r.offsets]
-        valid = [self.clamp(v, n) for v, n in zip(r.valid, r.shape)]
-        text = f"({_tuple_code(offs)}, {_tuple_code(valid)})"
-        if all(_literal(c) for c in offs + valid):
-            return text, valid   # a constant: folded by the compiler
-        return self._bind(("window", text), text, "w"), valid
+        valid_code = [repr(max(0, min(v.value, n))) if type(v) is Const else self.clamp(v, n)
+                      for v, n in zip(r.valid, r.shape)]
+        text = f"({_tuple_code(offs)}, {_tuple_code(valid_code)})"
+        return self._bind(("window", text), text, "w"), None, valid_code
 
 
 def _literal(code: str) -> bool:
@@ -806,28 +814,48 @@ def _tuple_code(items: list[str]) -> str:
 def _compile_windows(calls: list):
     """The generated function of _RootPlan, or None when a window reads tensor elements."""
     gen = _WindowCode()
-    per_call, call_keys = [], []
+    per_call, call_keys = [], []       # per call: code, or None and the constant value
     templates: dict[tuple, int] = {}   # a call's valid extents, as code -> its number
     for call in calls:
-        per_op, valid = [], []
+        codes, values, valid = [], [], []
         for op in call.ops:
             if op.kind == "whole":
-                per_op.append("None")
+                codes.append(None)
+                values.append(None)
                 continue
             regions = _regions(op)
-            if any(reads_elements(e) for r in regions for e in r.offsets + r.valid):
+            if any(type(e) is not Const and reads_elements(e)
+                   for r in regions for e in r.offsets + r.valid):
                 return None
-            codes = [gen.region(r) for r in regions]
-            per_op.append(_tuple_code([window for window, _ in codes]))
-            valid += [v for _, extents in codes for v in extents]
-        per_call.append(_tuple_code(per_op))
+            parts = [gen.region(r) for r in regions]
+            valid += [v for _, _, extents in parts for v in extents]
+            if all(code is None for code, _, _ in parts):
+                codes.append(None)
+                values.append(tuple(value for _, value, _ in parts))
+            else:
+                codes.append(_tuple_code([code if code is not None else gen.const(value)
+                                          for code, value, _ in parts]))
+                values.append(None)
         template = templates.setdefault(tuple(valid), len(templates))
-        symbolic = dict.fromkeys(v for v in valid if not _literal(v))
-        call_keys.append(_tuple_code([str(template), *symbolic]))
+        symbolic = list(dict.fromkeys(v for v in valid if not _literal(v)))
+        if any(code is not None for code in codes):
+            per_call.append((_tuple_code([code if code is not None else gen.const(value)
+                                          for code, value in zip(codes, values)]), None))
+        else:
+            per_call.append((None, tuple(values)))
+        call_keys.append((_tuple_code([str(template), *symbolic]), None) if symbolic
+                         else (None, (template,)))
+    if not gen.lines:   # nothing symbolic: one constant answer
+        answer = ((), tuple(v for _, v in call_keys), tuple(v for _, v in per_call))
+        return lambda V: answer
+
+    def listed(items: list) -> str:
+        return _tuple_code([code if code is not None else gen.const(value)
+                            for code, value in items])
     source = "\n".join(["def windows(V):", *gen.lines,
-                        f"    return ({_tuple_code(gen.clamps)}, {_tuple_code(call_keys)}, "
-                        f"{_tuple_code(per_call)})"])
-    scope = {"_min": min, "_max": max}
+                        f"    return ({_tuple_code(gen.clamps)}, {listed(call_keys)}, "
+                        f"{listed(per_call)})"])
+    scope = {"_min": min, "_max": max, "K": gen.consts}
     exec(compile(source, "<windows>", "exec"), scope)
     return scope["windows"]
 
