@@ -78,3 +78,21 @@ def test_batched_numerics_equal_task_by_task(make, monkeypatch):
     assert kernel.last_executor.calls_batched == 0
     assert torch.equal(batched, single)
     assert _costs(kernel) == costs
+
+
+def test_warm_calls_compute_in_the_spare_buffers_of_the_last_run():
+    """Whole-value results of a run are kept (bounded) and reused by the next call."""
+    from pypto.runtime import tile_executor
+    kernel, args = _layer_norm()
+    first = torch.zeros_like(args[0])
+    kernel(*args, first)
+    spares = tile_executor._SPARES[kernel.last_executor.compiled]
+    kept = sum(a.nbytes for arrays in spares.values() for a in arrays)
+    assert 0 < kept <= tile_executor._SPARE_BYTES
+    second = torch.zeros_like(args[0])
+    kernel(*args, second)
+    assert torch.equal(first, second)
+    x, w = args
+    mu = x.mean(-1, keepdim=True)
+    expect = (x - mu) * torch.rsqrt(((x - mu) ** 2).mean(-1, keepdim=True) + 1e-5) * w + 0.5
+    torch.testing.assert_close(first, expect)

@@ -46,6 +46,13 @@ _ROWWISE_REDUCE = frozenset({"REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_P
 _ELEMENTWISE = POINTWISE | {"CAST"}
 
 
+# NOTE: whole-value result buffers outlive a run, up to this many bytes per compiled program:
+# a warm call then computes its large results in them instead of page-faulting fresh memory
+# (a third of a 1024x4096 softmax's run). They live as long as the compiled program.
+_SPARE_BYTES = 64 << 20
+_SPARES: "weakref.WeakKeyDictionary[CompiledProgram, dict]" = weakref.WeakKeyDictionary()
+
+
 class TileExecutor(ReferenceExecutor):
     """Executes a compiled program at tile level (the default executor).
 
@@ -73,8 +80,9 @@ class TileExecutor(ReferenceExecutor):
         # instead each task takes them from a pool and zeroes only the windows it wrote.
         self._pool: dict[tuple, list[np.ndarray]] = {}
         # NOTE: whole-value results whose last reader ran: an op that accepts an output buffer
-        # computes its next whole result of that shape in one (no page faults, see _numerics)
-        self._spares: dict[tuple, list[np.ndarray]] = {}
+        # computes its next whole result of that shape in one (no page faults, see _numerics);
+        # kept for the next run of the program too (see _SPARE_BYTES)
+        self._spares: dict[tuple, list[np.ndarray]] = _SPARES.setdefault(compiled, {})
         self._root_plans: dict[str, _RootPlan] = {}
         self._bound = frozenset(bindings)
         self._shapes: dict[int, tuple[int, ...]] = {}
@@ -111,6 +119,18 @@ class TileExecutor(ReferenceExecutor):
         finally:
             if enabled:
                 gc.enable()
+            self._keep_spares()
+
+    def _keep_spares(self) -> None:
+        """Keep at most _SPARE_BYTES of spare result buffers for the next run."""
+        budget = _SPARE_BYTES
+        for arrays in self._spares.values():
+            kept = []
+            for a in arrays:
+                if a.nbytes <= budget:
+                    kept.append(a)
+                    budget -= a.nbytes
+            arrays[:] = kept
 
     def run_loop(self, loop: Loop) -> None:
         if loop.submit_before_loop and self.stitcher is not None:
