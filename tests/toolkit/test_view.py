@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
 
@@ -103,12 +102,9 @@ def test_embedded_json_cannot_end_the_script():
     assert json.loads(text) == {"name": value["name"], "nan": "nan"}
 
 
-def test_run_writes_swimlane_html_cheaply(samples, tmp_path):
-    """A run folder gets swimlane.html; for a typical run it costs well under 0.1 s."""
+def test_run_writes_swimlane_html(samples, tmp_path):
+    """A run folder gets swimlane.html (its cost is in the benchmarks' `write` column)."""
     trace = tmp_path / "merged_swimlane.json"
     trace.write_text((samples / "softmax_merged_swimlane.json").read_text())
-    _write_viewer(trace, str(tmp_path))             # warm: imports and bundled assets
-    t = time.perf_counter()
     _write_viewer(trace, str(tmp_path))
-    assert time.perf_counter() - t < 0.1
     assert len(embedded((tmp_path / "swimlane.html").read_text())["runs"][0]["start"]) == 320
