@@ -112,7 +112,7 @@ def _reinterpret(v: TensorValue, dtype: DataType) -> Tensor:
 # --------------------------------------------------------------------------------------------
 # Writes
 
-def _write_region(what: str, src: np.ndarray, dst: np.ndarray, at: dict) -> tuple:
+def write_region(what: str, src: np.ndarray, dst: np.ndarray, at: dict) -> tuple:
     """The slices of `dst` that `src` lands on at `at["offsets"]`; a region reaching outside
     the destination is an error naming the dim."""
     region = []
@@ -127,7 +127,7 @@ def _write_region(what: str, src: np.ndarray, dst: np.ndarray, at: dict) -> tupl
 @register("ASSEMBLE", core=NONE, writes=True, widen=False)
 def _assemble_compute(dst: np.ndarray, xs: list, at: dict) -> None:
     src = xs[0]
-    dst[_write_region("assemble writes", src, dst, at)] = src
+    dst[write_region("assemble writes", src, dst, at)] = src
 
 
 def assemble(src: Any, offsets: Any = None, dst: Any = None, parallel: bool = False) -> None:
@@ -171,7 +171,7 @@ def move(dst: Any, src: Any) -> None:
 @register("ATOMIC_ADD", core=NONE, writes=True)
 def _atomic_add_compute(dst: np.ndarray, xs: list, at: dict) -> None:
     src = xs[0]
-    key = _write_region("atomic_add adds into", src, dst, at)
+    key = write_region("atomic_add adds into", src, dst, at)
     with np.errstate(over="ignore", invalid="ignore"):
         if np.issubdtype(dst.dtype, np.integer):
             dst[key] = (dst[key].astype(np.int64) + src.astype(np.int64)).astype(dst.dtype)

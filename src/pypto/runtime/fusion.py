@@ -31,7 +31,7 @@ from pypto.ir.program import Block
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
 from pypto.ops.elementwise import POINTWISE
-from pypto.ops.shape import _write_region
+from pypto.ops.shape import write_region
 from pypto.runtime.liveness import compound
 from pypto.symbolic import Expr, reads_elements
 
@@ -389,5 +389,5 @@ def _fuse_sink(ex: "ReferenceExecutor", sink: Operation, last: _Step,
     attrs["_loc"] = sink.loc
     src = np.broadcast_to(np.zeros((), last.target), last.out_valid)
     # the destination first: computing straight into it saves a copy
-    last.dests.insert(0, dst[_write_region("assemble writes", src, dst, attrs)])
+    last.dests.insert(0, dst[write_region("assemble writes", src, dst, attrs)])
     return True

@@ -12,12 +12,12 @@ before a loop marked `submit_before_loop`.
 """
 from __future__ import annotations
 
-import gc
 import weakref
 from collections import defaultdict
 from typing import Any, Iterable
 
 from pypto.machine.result import SimTask
+from pypto.runtime.gc_pause import gc_paused
 
 Access = tuple[int, tuple[int, ...], tuple[int, ...]]
 
@@ -99,15 +99,8 @@ class Stitcher:
         """Close the current window (dependencies across its instances are resolved now)."""
         if self.instances_in_window == 0:
             return
-        # NOTE: linking allocates many small acyclic containers next to the large live task
-        # list; cyclic GC passes over it cost more than the linking itself, so it is paused
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             self._link(self.tasks[self._window_start:])
-        finally:
-            if enabled:
-                gc.enable()
         self.window += 1
         self.instances_in_window = 0
         self.calls_in_window = 0

@@ -13,7 +13,6 @@ its batches) lives in a `_RootPlan`, and tasks of equal valid extents share one 
 """
 from __future__ import annotations
 
-import gc
 import weakref
 from typing import Any
 
@@ -32,6 +31,7 @@ from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime import blas
+from pypto.runtime.gc_pause import gc_paused
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
 from pypto.symbolic import (_PY_CODE, _PY_UN_CODE, Bin, Const, Expr, Sym, Un, _const_diff,
@@ -108,17 +108,10 @@ class TileExecutor(ReferenceExecutor):
 
     def run(self) -> None:
         # NOTE: tile-sized matmuls run fastest on one BLAS thread (runtime/blas.py)
-        # NOTE: a run allocates some 10^5 small acyclic records (tasks, windows, accesses);
-        # the cyclic collector's passes over them and everything else alive took a fifth of
-        # the glm kernel's run, so it is paused for the run (as the stitcher does for linking)
-        enabled = gc.isenabled()
-        gc.disable()
         try:
-            with blas.single_threaded():
+            with gc_paused(), blas.single_threaded():
                 super().run()
         finally:
-            if enabled:
-                gc.enable()
             self._keep_spares()
 
     def _keep_spares(self) -> None:
