@@ -7,13 +7,11 @@ Returns the folder.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator
 
+from pypto.gc_pause import gc_paused
 from pypto.ir.dump import dump_program
 from pypto.ir.program import Program
 from pypto.machine.result import SimResult
@@ -23,23 +21,8 @@ from pypto.profiling.swimlane import SwimlaneData, read_swimlane
 from pypto.profiling.swimlane_writer import swimlane_text, write_text
 
 
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """Cyclic GC paused for the block. NOTE: writing a run allocates a few hundred thousand
-    acyclic containers (events, strings, columns) next to a large live task graph; every
-    allocation burst triggers collections that re-walk the live objects (~25 % of the write
-    time of a 9k-task run). Any cycle made meanwhile is collected after the block."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def write_run(result: SimResult, program: Program, folder: str) -> str:
-    with no_gc():
+    with gc_paused():
         return _write_run(result, program, folder)
 
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from pypto.machine.result import SimTask
-from pypto.runtime.gc_pause import gc_paused
+from pypto.gc_pause import gc_paused
 
 Access = tuple[int, tuple[int, ...], tuple[int, ...]]
 

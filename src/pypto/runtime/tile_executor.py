@@ -31,7 +31,7 @@ from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime import blas
-from pypto.runtime.gc_pause import gc_paused
+from pypto.gc_pause import gc_paused
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
 from pypto.symbolic import (_PY_CODE, _PY_UN_CODE, Bin, Const, Expr, Sym, Un, _const_diff,
