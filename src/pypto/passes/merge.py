@@ -398,7 +398,10 @@ def _l1_reuse(st: _State, s: MergeSettings) -> None:
         auto = len(members) // (2 * s.aic_cores)
         cap: dict[int, int] = {}          # head -> its N
         held: dict[int, int] = {}         # head -> members held
-        by_load: dict[tuple, list[int]] = {}   # load key -> heads offering it, in order
+        offered: dict[int, list[tuple]] = {}   # head -> its load keys
+        # load key -> heads offering it that still have room (a full head leaves, so that
+        # a load every member reads is not a scan over every earlier head)
+        by_load: dict[tuple, dict[int, None]] = {}
         for i in members:
             n, side = resolve(setting, gid, st.labels([i]), s.magic)
             n = auto if n is None else n
@@ -407,7 +410,7 @@ def _l1_reuse(st: _State, s: MergeSettings) -> None:
             if n > 1:
                 heads = sorted({t for k, _ in mine for t in by_load.get(k, ())})
                 for t in heads:
-                    if held[t] >= cap[t] or st.cyclic(t, i):
+                    if st.cyclic(t, i):
                         continue
                     if copyin_bytes(st.ops[t] + st.ops[i]) > s.copyin_upper_bound:
                         continue
@@ -415,11 +418,16 @@ def _l1_reuse(st: _State, s: MergeSettings) -> None:
                     break
             if target is None:
                 cap[i], held[i] = n, 1
-                for k, _ in mine:
-                    by_load.setdefault(k, []).append(i)
+                offered[i] = [k for k, _ in mine]
+                if n > 1:
+                    for k in offered[i]:
+                        by_load.setdefault(k, {})[i] = None
             else:
                 st.union(target, i)
                 held[target] += 1
+                if held[target] >= cap[target]:
+                    for k in offered[target]:
+                        del by_load[k][target]
 
 
 def _cube_nbuffer(st: _State, s: MergeSettings) -> None:
