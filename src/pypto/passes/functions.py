@@ -8,6 +8,7 @@ call arguments), plus the dependencies between call ops.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +69,26 @@ def _has_expr(x: Any) -> bool:
 
 
 def _attrs_key(attrs: dict[str, Any]) -> tuple:
+    if not attrs:
+        return ()
     return tuple(sorted((k, repr(v)) for k, v in attrs.items() if not _has_expr(v)))
+
+
+def _op_key(op: TileOp) -> str:
+    """What a tile op contributes to its subgraph's signature, before wiring."""
+    ins = tuple((r.shape, r.value.dtype) for r in op.inputs)
+    out = (op.output.shape, op.output.value.dtype) if op.output else None
+    return _op_key_text(op.kind, op.opcode, op.core, ins, out, _attrs_key(op.src.attrs),
+                        _attrs_key(op.attrs))
+
+
+@lru_cache(maxsize=4096)
+def _op_key_text(kind: str, opcode: str, core: str, ins: tuple, out: tuple | None,
+                 src_attrs: tuple, attrs: tuple) -> str:
+    """The text of an op key; cached, as the tiles of one tensor op repeat it."""
+    ins = tuple((shape, dtype.name) for shape, dtype in ins)
+    out = (out[0], out[1].name) if out else None
+    return repr((kind, opcode, core, ins, out, src_attrs, attrs))
 
 
 def signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
@@ -77,13 +97,20 @@ def signature(ops: list[TileOp], preds: dict[int, list[int]]) -> str:
     parts = []
     for op in ops:
         if op.sig_part is None:  # NOTE: cached; the attrs repr dominates on big blocks
-            ins = tuple((r.shape, r.value.dtype.name) for r in op.inputs)
-            out = (op.output.shape, op.output.value.dtype.name) if op.output else None
-            op.sig_part = repr((op.kind, op.opcode, op.core, ins, out,
-                                _attrs_key(op.src.attrs), _attrs_key(op.attrs)))
-        wiring = tuple(sorted(local[p] for p in preds[op.id] if p in local))
-        parts.append(f"{op.sig_part}{wiring}")
-    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
+            op.sig_part = _op_key(op)
+        wiring = [local[p] for p in preds[op.id] if p in local]
+        if len(wiring) > 1:
+            wiring.sort()
+        parts.append((op.sig_part, tuple(wiring)))
+    return _digest(tuple(parts))
+
+
+@lru_cache(maxsize=1024)
+def _digest(parts: tuple[tuple[str, tuple[int, ...]], ...]) -> str:
+    """The hash of a subgraph's (op key, wiring) list: isomorphic subgraphs (thousands in a
+    big block) hash once."""
+    return hashlib.sha1("|".join(f"{key}{wiring}" for key, wiring in parts)
+                        .encode()).hexdigest()[:16]
 
 
 def build_root(graph: TileGraph, subgraphs: list[list[TileOp]], views: dict,
