@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.dtypes import bytes_of
 from pypto.ir.operation import Operation
 from pypto.ir.tensor import TensorValue
 from pypto.symbolic import Const, Expr, binary
@@ -34,7 +35,6 @@ class Region:
 
     @property
     def nbytes(self) -> int:
-        from pypto.dtypes import bytes_of
         n = 1
         for d in self.shape:
             n *= d
