@@ -121,7 +121,8 @@ def build_root(graph: TileGraph, subgraphs: list[list[TileOp]], views: dict,
     leaves: dict[str, Leaf] = {}
     calls = []
     for i, ops in enumerate(subgraphs):
-        sig = signature(ops, preds)
+        known = annotations[i].signature if annotations is not None else None
+        sig = known or signature(ops, preds)
         leaf = leaves.get(sig)
         if leaf is None:
             leaf = Leaf(len(leaves), f"{graph.block_name}_leaf{len(leaves)}", ops[0].core, sig,
@@ -148,16 +149,18 @@ def _mark_local_inputs(graph: TileGraph, where: dict[int, int],
     """An input is read from the task's local buffer when every tile op that produced the
     region runs in the same task and the storage does not live in GM."""
     by_id = {op.id: op for op in graph.ops}
+    gm = graph.gm_storages
     for op in graph.ops:
-        flags = []
-        for r in op.inputs:
-            prods = [by_id[p] for p in preds[op.id]
-                     if by_id[p].output is not None and by_id[p].kind != "copy_out"
-                     and by_id[p].output.value.id == r.value.id]
-            flags.append(bool(prods) and op.kind != "whole"
-                         and all(where[p.id] == where[op.id] for p in prods)
-                         and r.value.storage.id not in graph.gm_storages)
-        op.local_inputs = flags
+        home = where[op.id]
+        # value id -> whether every predecessor producing it runs in this op's task
+        in_task: dict[int, bool] = {}
+        for p in preds[op.id]:
+            prod = by_id[p]
+            if prod.output is not None and prod.kind != "copy_out":
+                v = prod.output.value.id
+                in_task[v] = in_task.get(v, True) and where[p] == home
+        op.local_inputs = [op.kind != "whole" and in_task.get(r.value.id, False)
+                           and r.value.storage.id not in gm for r in op.inputs]
 
 
 def _mark_escaping(graph: TileGraph, where: dict[int, int]) -> None:

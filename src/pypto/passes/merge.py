@@ -106,6 +106,9 @@ class Annotation:
 
     info: dict[str, GroupInfo] = field(default_factory=dict)
     shared_loads: list[Region] = field(default_factory=list)
+    # the subgraph's `functions.signature` when a merge pass computed it (None otherwise), so
+    # that `build_root` does not hash every subgraph again
+    signature: str | None = None
 
 
 def current_options() -> dict[str, Any]:
@@ -217,6 +220,10 @@ class _State:
         self.op_preds = graph.preds()
         self.ops = [list(sg) for sg in subgraphs]
         self.alive = [True] * len(subgraphs)
+        # per subgraph: whether it holds a "whole" op, and its signature once computed (both
+        # asked by every pass for every subgraph; union updates them)
+        self.has_whole = [any(op.kind == "whole" for op in sg) for sg in subgraphs]
+        self.sigs: list[str | None] = [None] * len(subgraphs)
         self.info: list[dict[str, GroupInfo]] = [{} for _ in subgraphs]
         self.where = {op.id: i for i, sg in enumerate(subgraphs) for op in sg}
         self.succ: list[set[int]] = [set() for _ in subgraphs]
@@ -236,10 +243,7 @@ class _State:
         return [i for i, a in enumerate(self.alive) if a]
 
     def core(self, i: int) -> str | None:
-        ops = self.ops[i]
-        if any(op.kind == "whole" for op in ops):
-            return None
-        return ops[0].core
+        return None if self.has_whole[i] else self.ops[i][0].core
 
     def is_vec(self, i: int) -> bool:
         return self.core(i) == AIV
@@ -254,11 +258,16 @@ class _State:
                 out.setdefault(op.src.label, None)
         return list(out)
 
+    def signature(self, i: int) -> str:
+        if self.sigs[i] is None:
+            self.sigs[i] = signature(self.ops[i], self.op_preds)
+        return self.sigs[i]
+
     def groups(self, members: list[int]) -> list[list[int]]:
         """Members grouped by isomorphism, groups in order of first appearance."""
         by_sig: dict[str, list[int]] = {}
         for i in members:
-            by_sig.setdefault(signature(self.ops[i], self.op_preds), []).append(i)
+            by_sig.setdefault(self.signature(i), []).append(i)
         return list(by_sig.values())
 
     def _path(self, src: int, dst: int) -> bool:
@@ -284,6 +293,8 @@ class _State:
                                        key=lambda op: self.pos[op.id]))
         self.ops[b] = []
         self.alive[b] = False
+        self.has_whole[a] = self.has_whole[a] or self.has_whole[b]
+        self.sigs[a] = self.sigs[b] = None
         self._into[b] = a
         for s in self.succ[b]:
             self.pred[s].discard(b)
@@ -459,8 +470,8 @@ def breadth_merge(graph: TileGraph, subgraphs: list[list[TileOp]],
     _cube_nbuffer(st, settings)
     order = _topological(st) if st.merged_any else list(range(len(subgraphs)))
     out = [st.ops[i] for i in order]
-    notes = [Annotation(st.info[i], shared_loads(st.ops[i]) if st.is_cube(i) else [])
-             for i in order]
+    notes = [Annotation(st.info[i], shared_loads(st.ops[i]) if st.is_cube(i) else [],
+                        st.sigs[i]) for i in order]
     return out, notes
 
 
