@@ -80,6 +80,10 @@ class _RegionIndex:
         if everything or self.cells is None or offs is None or len(offs) != len(self.tile):
             return [p for p in self.ops if everything or p.kind == "whole"
                     or _touches(self.regions[p.id], region)]
+        if region.shape == self.tile and not any(o % t for o, t in zip(offs, self.tile)):
+            # exactly one cell, whose ops are in program order (= id order): the usual read
+            # of a tile that matches its producer's
+            return list(self.cells.get(tuple(o // t for o, t in zip(offs, self.tile)), ()))
         ranges = [range(o // t, -(-(o + s) // t)) for o, s, t in zip(offs, region.shape,
                                                                     self.tile)]
         found = []
