@@ -139,5 +139,5 @@ def _topological(graph: TileGraph, sets: _Sets) -> list[list[TileOp]]:
     if len(order) != len(roots):
         raise RuntimeError(f"internal: subgraphs of {graph.block_name} form a cycle")
     by_id = {op.id: op for op in graph.ops}
-    return [sorted((by_id[m] for m in sets.members[r]), key=lambda o: sets.pos[o.id])
+    return [[by_id[m] for m in sorted(sets.members[r], key=sets.pos.__getitem__)]
             for r in order]
