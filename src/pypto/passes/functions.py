@@ -12,6 +12,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.ir.operation import Operation
 from pypto.passes.tile_graph import TileGraph, TileOp
 from pypto.symbolic import Expr
 
@@ -78,8 +79,14 @@ def _op_key(op: TileOp) -> str:
     """What a tile op contributes to its subgraph's signature, before wiring."""
     ins = tuple((r.shape, r.value.dtype) for r in op.inputs)
     out = (op.output.shape, op.output.value.dtype) if op.output else None
-    return _op_key_text(op.kind, op.opcode, op.core, ins, out, _attrs_key(op.src.attrs),
+    return _op_key_text(op.kind, op.opcode, op.core, ins, out, _src_attrs_key(op.src),
                         _attrs_key(op.attrs))
+
+
+@lru_cache(maxsize=1024)
+def _src_attrs_key(src: Operation) -> tuple:
+    """The attrs key of a tensor op, which every tile op expanded from it repeats."""
+    return _attrs_key(src.attrs)
 
 
 @lru_cache(maxsize=4096)

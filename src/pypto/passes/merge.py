@@ -233,9 +233,13 @@ class _State:
             if a != b:
                 self.succ[a].add(b)
                 self.pred[b].add(a)
-        self.op_succ: dict[int, list[int]] = {op.id: [] for op in graph.ops}
-        for (p, c) in graph.edges:
-            self.op_succ[p].append(c)
+        # data-flow (FUSE or GM) edges between tile ops, both ways: the neighbours of _buckets
+        self.data_preds: dict[int, list[int]] = {op.id: [] for op in graph.ops}
+        self.data_succs: dict[int, list[int]] = {op.id: [] for op in graph.ops}
+        for (p, c), kind in graph.edges.items():
+            if kind in (FUSE, GM):
+                self.data_succs[p].append(c)
+                self.data_preds[c].append(p)
         self._into: dict[int, int] = {}   # absorbed subgraph -> the one that absorbed it
         self.merged_any = False
 
@@ -318,13 +322,12 @@ class _State:
     def data_neighbours(self, i: int, producers: bool) -> list[int]:
         """Live subgraphs feeding (or fed by) subgraph i through data edges, sorted."""
         out = set()
+        adjacent = self.data_preds if producers else self.data_succs
         for op in self.ops[i]:
-            for other in (self.op_preds[op.id] if producers else self.op_succ[op.id]):
-                edge = (other, op.id) if producers else (op.id, other)
-                if self.graph.edges[edge] in (FUSE, GM):
-                    r = self.root(other)
-                    if r != i:
-                        out.add(r)
+            for other in adjacent[op.id]:
+                r = self.root(other)
+                if r != i:
+                    out.add(r)
         return sorted(out)
 
     def root(self, op_id: int) -> int:
