@@ -88,8 +88,9 @@ def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
     def mergeable(p: TileOp, c: TileOp) -> bool:
         return p.core == c.core and p.kind != "whole" and c.kind != "whole"
 
-    # 1. forced scopes
-    for (p_id, c_id), kind in graph.edges.items():
+    # 1. forced scopes (a scan of every edge, so only when some op has a scope)
+    scoped = any(op.scope != -1 for op in graph.ops)
+    for (p_id, c_id), kind in graph.edges.items() if scoped else ():
         p, c = by_id[p_id], by_id[c_id]
         if kind in (FUSE, GM) and p.scope != -1 and p.scope == c.scope and mergeable(p, c):
             a, b = sets.find(p_id), sets.find(c_id)
