@@ -211,8 +211,10 @@ class Expander:
             if vshape is None:
                 return False
             k = len(shape) - v.rank
-            follow.append((v, tuple(None if vshape[i] == 1 and shape[k + i] != 1 else k + i
-                                    for i in range(v.rank))))
+            dims = tuple(None if vshape[i] == 1 and shape[k + i] != 1 else k + i
+                         for i in range(v.rank))
+            # None: the input reads the output's own window (the common case)
+            follow.append((v, None if dims == tuple(range(len(shape))) else dims))
         latency = None
         # rsqrt is two vector instructions on the NPU (sqrt, then a division); the square
         # root stays in FP32 so the result is rounded once, like the tensor-level op.
@@ -220,7 +222,8 @@ class Expander:
             if op.opcode == "RSQRT" else None
         for offs, size in _grid(shape, tile):
             o = tuple(_const(x) for x in offs)
-            inputs = [self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
+            inputs = [self.read(v, o, size) if dims is None else
+                      self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
                                 tuple(1 if d is None else size[d] for d in dims))
                       for v, dims in follow]
             region = window(out, o, size)
