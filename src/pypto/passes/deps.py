@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 
+from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
 from pypto.symbolic import Const
 from pypto.passes.tile_graph import FUSE, GM, ORDER, Region, TileGraph, TileOp, overlaps
@@ -33,7 +34,7 @@ def gm_resident_storages(graph: TileGraph) -> set[int]:
     out = set()
     for op in graph.ops:
         for r in op.inputs + ([op.output] if op.output is not None else []):
-            if r.value.storage.kind.value != "temp":
+            if r.value.storage.kind is not StorageKind.TEMP:
                 out.add(r.value.storage.id)
         if op.kind == "copy_out":
             out.add(op.output.value.storage.id)
