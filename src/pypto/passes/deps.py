@@ -69,10 +69,11 @@ class _RegionIndex:
             self.cells = None
             return
         self.tile = r.shape
-        if any(o % t for o, t in zip(offs, r.shape)):
+        cell = _aligned_cell(offs, r.shape)
+        if cell is None:
             self.cells = None
             return
-        self.cells.setdefault(tuple(o // t for o, t in zip(offs, r.shape)), []).append(op)
+        self.cells.setdefault(cell, []).append(op)
 
     def overlapping(self, region: Region, everything: bool) -> list[TileOp]:
         if not self.ops:
@@ -81,10 +82,11 @@ class _RegionIndex:
         if everything or self.cells is None or offs is None or len(offs) != len(self.tile):
             return [p for p in self.ops if everything or p.kind == "whole"
                     or _touches(self.regions[p.id], region)]
-        if region.shape == self.tile and not any(o % t for o, t in zip(offs, self.tile)):
+        cell = _aligned_cell(offs, self.tile) if region.shape == self.tile else None
+        if cell is not None:
             # exactly one cell, whose ops are in program order (= id order): the usual read
             # of a tile that matches its producer's
-            return list(self.cells.get(tuple(o // t for o, t in zip(offs, self.tile)), ()))
+            return list(self.cells.get(cell, ()))
         ranges = [range(o // t, -(-(o + s) // t)) for o, s, t in zip(offs, region.shape,
                                                                     self.tile)]
         found = []
@@ -92,6 +94,17 @@ class _RegionIndex:
             found.extend(self.cells.get(cell, ()))
         found.sort(key=lambda p: p.id)
         return found
+
+
+def _aligned_cell(offsets: tuple[int, ...], tile: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The grid cell of a window at `offsets` on a grid of `tile`, None when off the grid."""
+    cell = []
+    for o, t in zip(offsets, tile):
+        q, rest = divmod(o, t)
+        if rest:
+            return None
+        cell.append(q)
+    return tuple(cell)
 
 
 def _const_offsets(r: Region) -> tuple[int, ...] | None:
