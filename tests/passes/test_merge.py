@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import pypto
+from pypto.passes.functions import signature
 from pypto.passes.merge import GroupInfo, auto_vec_factor
 
 
@@ -53,6 +54,15 @@ def test_s6_manual_factor(n, subgraphs, with_minus2):
     assert all(c.merge_info["vec_nbuffer"] == GroupInfo(0, "func0_0", 64, n) for c in root.calls)
     _, y1 = _ew((8, 512), {-1: 1})
     assert torch.equal(y, y1)
+
+
+@pytest.mark.parametrize("setting", [None, {-1: 4}])
+def test_leaf_signature_of_merged_subgraphs_is_fresh(setting):
+    """The merges hand their cached subgraph signatures to build_root; a merged subgraph's
+    leaf signature is that of its merged ops, not of a member's."""
+    root, _ = _ew((8, 512), setting)
+    preds = root.graph.preds()
+    assert all(c.leaf.signature == signature(c.ops, preds) for c in root.calls)
 
 
 def test_s6_group_key_and_ops_in_program_order():
