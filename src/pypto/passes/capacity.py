@@ -48,12 +48,23 @@ def _suggest(tile: tuple[int, ...], scale: float, dtype_bytes: float) -> list[in
     return t
 
 
+def _buffers(op: TileOp) -> tuple:
+    """What `_op_bytes` depends on: the shape and dtype of each buffer of the op."""
+    out = op.output
+    return (tuple((r.shape, r.value.dtype) for r in op.inputs),
+            (out.shape, out.value.dtype) if out is not None and op.kind != "copy_out" else None)
+
+
 def check_capacity(graph: TileGraph, spec: MachineSpec) -> None:
+    fitting: set[tuple] = set()   # vector buffer layouts found to fit (tiles repeat them)
     for op in graph.ops:
         if op.kind in ("whole", "copy_out"):
             continue
         if op.core == AIC:
             _check_cube(op, spec)
+            continue
+        layout = _buffers(op)
+        if layout in fitting:
             continue
         largest, total = _op_bytes(op)
         ub = spec.ub
@@ -67,6 +78,7 @@ def check_capacity(graph: TileGraph, spec: MachineSpec) -> None:
                 f"{op.src.opcode.lower()}: {what} {need} bytes but UB holds {ub} "
                 f"(TileShape {list(tile)}); try set_vec_tile_shapes"
                 f"({', '.join(map(str, suggestion))})", op.src.loc)
+        fitting.add(layout)
 
 
 def _ca(x: int, a: int) -> int:
