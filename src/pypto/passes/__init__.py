@@ -34,6 +34,9 @@ class CompiledProgram:
     # stopped after TILE_GRAPH, `partitions` holds each block's tile graph and subgraphs
     stage: CompStage = CompStage.ALL_COMPLETE
     partitions: dict[str, tuple[TileGraph, list[list[TileOp]]]] = field(default_factory=dict)
+    # the tile executor's spare result buffers, (shape, dtype) -> arrays, kept from one call
+    # of this program to the next (runtime/tile_executor.py _SPARE_BYTES)
+    spare_buffers: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def subgraph_counts(self) -> dict[str, int]:

@@ -48,9 +48,8 @@ _ELEMENTWISE = POINTWISE | {"CAST"}
 
 # NOTE: whole-value result buffers outlive a run, up to this many bytes per compiled program:
 # a warm call then computes its large results in them instead of page-faulting fresh memory
-# (a third of a 1024x4096 softmax's run). They live as long as the compiled program.
+# (a third of a 1024x4096 softmax's run). They live on the compiled program (spare_buffers).
 _SPARE_BYTES = 64 << 20
-_SPARES: "weakref.WeakKeyDictionary[CompiledProgram, dict]" = weakref.WeakKeyDictionary()
 
 
 class TileExecutor(ReferenceExecutor):
@@ -82,7 +81,7 @@ class TileExecutor(ReferenceExecutor):
         # NOTE: whole-value results whose last reader ran: an op that accepts an output buffer
         # computes its next whole result of that shape in one (no page faults, see _numerics);
         # kept for the next run of the program too (see _SPARE_BYTES)
-        self._spares: dict[tuple, list[np.ndarray]] = _SPARES.setdefault(compiled, {})
+        self._spares: dict[tuple, list[np.ndarray]] = compiled.spare_buffers
         self._root_plans: dict[str, _RootPlan] = {}
         self._bound = frozenset(bindings)
         self._shapes: dict[int, tuple[int, ...]] = {}
