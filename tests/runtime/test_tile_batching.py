@@ -86,7 +86,7 @@ def test_warm_calls_compute_in_the_spare_buffers_of_the_last_run():
     kernel, args = _layer_norm()
     first = torch.zeros_like(args[0])
     kernel(*args, first)
-    spares = tile_executor._SPARES[kernel.last_executor.compiled]
+    spares = kernel.last_executor.compiled.spare_buffers
     kept = sum(a.nbytes for arrays in spares.values() for a in arrays)
     assert 0 < kept <= tile_executor._SPARE_BYTES
     second = torch.zeros_like(args[0])
