@@ -34,8 +34,8 @@ from pypto.runtime import blas
 from pypto.gc_pause import gc_paused
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
-from pypto.symbolic import (_PY_CODE, _PY_UN_CODE, Bin, Const, Expr, Sym, Un, _const_diff,
-                             _to_code, free_symbols, reads_elements)
+from pypto.runtime.window_code import compile_windows, regions_of, tuple_code
+from pypto.symbolic import Const, Expr, _const_diff, _to_code, free_symbols, reads_elements
 
 
 # Reductions a batch may run over many rows at once (never over the stacked dim).
@@ -225,7 +225,6 @@ class TileExecutor(ReferenceExecutor):
                     plan.batches.clear()
                 plan.batches[key] = shape
         runs = []
-        ops = group[0].ops
         for first, end, batch in shape:
             if batch is None:
                 runs.append((first, end, group[first].ops, windows[first],
@@ -642,7 +641,7 @@ def _union_builder(merged: list[tuple[int, tuple]]):
     """A function of a call's windows returning the windows of `merged` ((index of a tile op,
     its union windows) per op) moved to that call's offsets.
     NOTE: generated: it runs for every batch of every root instance."""
-    ops = ", ".join(_tuple_code([f"(w[{i}][{r}][0], {ext!r})" for r, (_, ext) in enumerate(wins)])
+    ops = ", ".join(tuple_code([f"(w[{i}][{r}][0], {ext!r})" for r, (_, ext) in enumerate(wins)])
                     for i, wins in merged)
     return eval(f"lambda w: [{ops}]")
 
@@ -697,7 +696,7 @@ class _RootPlan:
         self.cost_class = [first.setdefault(_cost_signature(c), c) for c in calls]
         # batch shapes of rigid groups, by (first call, vkey): valid for any bindings
         self.batches: dict[tuple, list] = {}
-        self._windows = _compile_windows(calls)
+        self._windows = compile_windows(calls)
 
     def evaluate(self, values: dict) -> tuple | None:
         """(vkey, valid keys, windows) for the symbol `values`, or None: some window reads a tensor
@@ -720,14 +719,10 @@ def _root_plan(root) -> _RootPlan:
     return plan
 
 
-def _regions(op: TileOp) -> list[Region]:
-    return list(op.inputs) + ([op.output] if op.output is not None else [])
-
-
 def _cost_signature(call: CallOp) -> tuple:
     """What CallCost reads from a call op besides its windows."""
     return tuple((id(op.src), op.kind, op.opcode, op.core, tuple(op.local_inputs),
-                  tuple(r.value.id for r in _regions(op)), id(op.attrs.get("cube_plan")))
+                  tuple(r.value.id for r in regions_of(op)), id(op.attrs.get("cube_plan")))
                  for op in call.ops)
 
 
@@ -742,7 +737,7 @@ def _rigid(calls: list) -> bool:
     for call in calls:
         for j, op in enumerate(call.ops):
             ref = head[first[_sibling_key(head[j])]]
-            for r, rr in zip(_regions(op), _regions(ref)):
+            for r, rr in zip(regions_of(op), regions_of(ref)):
                 if len(r.offsets) != len(rr.offsets):
                     return False
                 for a, b in zip(r.offsets, rr.offsets):
@@ -754,122 +749,6 @@ def _rigid(calls: list) -> bool:
 
 def _sibling_key(op: TileOp) -> tuple:
     return id(op.src), op.kind, tuple(op.local_inputs)
-
-
-class _WindowCode:
-    """Python source computing windows, one local variable per distinct subexpression.
-    NOTE: constant windows are not written out as literals but handed to the code as objects
-    (K[i]): compiling a root of thousands of constant tile windows as source took seconds."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.names: dict = {}        # Expr / clamp / window text -> local variable
-        self.clamps: list[str] = []  # variables holding a symbolic valid extent
-        self.consts: list = []       # objects the code refers to as K[i]
-
-    def _bind(self, key, code: str, prefix: str) -> str:
-        name = self.names.get(key)
-        if name is None:
-            name = self.names[key] = f"{prefix}{len(self.names)}"
-            self.lines.append(f"    {name} = {code}")
-        return name
-
-    def const(self, value: Any) -> str:
-        self.consts.append(value)
-        return f"K[{len(self.consts) - 1}]"
-
-    def expr(self, e: Expr) -> str:
-        if type(e) is Const:
-            return repr(e.value)
-        name = self.names.get(e)
-        if name is not None:
-            return name
-        if isinstance(e, Sym):
-            code = f"V[{e.name!r}]"
-        elif isinstance(e, Bin) and e.op not in ("and", "or"):
-            code = _PY_CODE[e.op].format(self.expr(e.a), self.expr(e.b))
-        elif isinstance(e, Un):
-            code = _PY_UN_CODE[e.op].format(self.expr(e.a))
-        else:   # short-circuit forms (select, and, or) stay as written
-            code = _to_code(e, [])
-        return self._bind(e, code, "t")
-
-    def clamp(self, e: Expr, n: int) -> str:
-        key = ("clamp", e, n)
-        known = key in self.names
-        name = self._bind(key, f"_max(0, _min({self.expr(e)}, {n}))", "c")
-        if not known:
-            self.clamps.append(name)
-        return name
-
-    def region(self, r: Region) -> tuple[str | None, tuple | None, list[str]]:
-        """(code, None, valid extents as code) of a window with symbolic parts; (None, the
-        window, valid extents as code) of a constant one."""
-        if all(type(e) is Const for e in r.offsets) and all(type(e) is Const for e in r.valid):
-            valid = tuple(max(0, min(v.value, n)) for v, n in zip(r.valid, r.shape))
-            return None, (tuple(o.value for o in r.offsets), valid), [repr(v) for v in valid]
-        offs = [self.expr(o) for o in r.offsets]
-        valid_code = [repr(max(0, min(v.value, n))) if type(v) is Const else self.clamp(v, n)
-                      for v, n in zip(r.valid, r.shape)]
-        text = f"({_tuple_code(offs)}, {_tuple_code(valid_code)})"
-        return self._bind(("window", text), text, "w"), None, valid_code
-
-
-def _literal(code: str) -> bool:
-    return code.lstrip("-").isdigit()
-
-
-def _tuple_code(items: list[str]) -> str:
-    return f"({', '.join(items)},)" if items else "()"
-
-
-def _compile_windows(calls: list):
-    """The generated function of _RootPlan, or None when a window reads tensor elements."""
-    gen = _WindowCode()
-    per_call, call_keys = [], []       # per call: code, or None and the constant value
-    templates: dict[tuple, int] = {}   # a call's valid extents, as code -> its number
-    for call in calls:
-        codes, values, valid = [], [], []
-        for op in call.ops:
-            if op.kind == "whole":
-                codes.append(None)
-                values.append(None)
-                continue
-            regions = _regions(op)
-            if any(type(e) is not Const and reads_elements(e)
-                   for r in regions for e in r.offsets + r.valid):
-                return None
-            parts = [gen.region(r) for r in regions]
-            valid += [v for _, _, extents in parts for v in extents]
-            if all(code is None for code, _, _ in parts):
-                codes.append(None)
-                values.append(tuple(value for _, value, _ in parts))
-            else:
-                codes.append(_tuple_code([code if code is not None else gen.const(value)
-                                          for code, value, _ in parts]))
-                values.append(None)
-        template = templates.setdefault(tuple(valid), len(templates))
-        symbolic = list(dict.fromkeys(v for v in valid if not _literal(v)))
-        if any(code is not None for code in codes):
-            per_call.append((_tuple_code([code if code is not None else gen.const(value)
-                                          for code, value in zip(codes, values)]), None))
-        else:
-            per_call.append((None, tuple(values)))
-        call_keys.append((_tuple_code([str(template), *symbolic]), None) if symbolic
-                         else (None, (template,)))
-    if not gen.lines:   # nothing symbolic: one constant answer
-        answer = ((), tuple(v for _, v in call_keys), tuple(v for _, v in per_call))
-        return lambda V: answer
-
-    def listed(items: list) -> str:
-        return _tuple_code([code if code is not None else gen.const(value)
-                            for code, value in items])
-    source = "\n".join(["def windows(V):", *gen.lines,
-                        f"    return ({_tuple_code(gen.clamps)}, {listed(call_keys)}, "
-                        f"{listed(per_call)})"])
-    scope = {"_min": min, "_max": max, "K": gen.consts}
-    exec(compile(source, "<windows>", "exec"), scope)
-    return scope["windows"]
 
 
 def _compile_plan(op: TileOp):
