@@ -589,24 +589,42 @@ def _extend(union: tuple | None, first: tuple, w: tuple, op: TileOp,
 def _merge_siblings(ops: list, windows: list, dims: list) -> list[tuple[int, tuple]]:
     """Merge consecutive tile ops of one tensor op (e.g. the four column tiles of a SUB, or
     of the assemble writing its result out) whose batched windows stack too, so that one numpy
-    call covers the whole value. Tiles of one tensor op never read each other's results, so
-    running them together changes nothing. Returns (index of the first op, merged windows) per
-    op that runs."""
+    call covers the whole value. Returns (index of the first op, merged windows) per op that
+    runs.
+    NOTE: one tensor op may expand to a chain of tile ops (rsqrt: SQRT into a scratch value,
+    then DIVS from it, row by row). Merging SQRT row 1 into DIVS row 0 ran the division over
+    rows no SQRT had written yet (issue 13: inf). So siblings must also share the opcode, and
+    a tile op never joins a merge that writes a value it reads or reads a value it writes."""
     out = [(0, windows[0])]
     union = None
+    reads: set[int] = set()
+    writes: set[int] = set()
     for k, (op, w, rd) in enumerate(zip(ops[1:], windows[1:], dims[1:]), 1):
         prev = ops[out[-1][0]]
-        if op.src is prev.src and op.kind == prev.kind and \
-                op.local_inputs == prev.local_inputs:
+        if union is None:
+            reads, writes = _values_read(prev), _values_written(prev)
+        op_reads, op_writes = _values_read(op), _values_written(op)
+        if _sibling_key(op) == _sibling_key(prev) and not (op_reads & writes) \
+                and not (op_writes & reads):
             first = out[-1][1] if union is None else union[2]
             grown = _extend(union, first, w, op, rd)
             if grown is not None:
                 union = (*grown, first)
                 out[-1] = (out[-1][0], grown[1])
+                reads |= op_reads
+                writes |= op_writes
                 continue
         union = None
         out.append((k, w))
     return out
+
+
+def _values_read(op: TileOp) -> set[int]:
+    return {r.value.id for r in op.inputs}
+
+
+def _values_written(op: TileOp) -> set[int]:
+    return {op.output.value.id} if op.output is not None else set()
 
 
 def _batch_shape(group: list, windows: list, dims: list) -> list:
@@ -748,7 +766,9 @@ def _rigid(calls: list) -> bool:
 
 
 def _sibling_key(op: TileOp) -> tuple:
-    return id(op.src), op.kind, tuple(op.local_inputs)
+    """Tile ops `_merge_siblings` may merge share this: same tensor op, kind, opcode and
+    local inputs."""
+    return id(op.src), op.kind, op.opcode, tuple(op.local_inputs)
 
 
 def _compile_plan(op: TileOp):
