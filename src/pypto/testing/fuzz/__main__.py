@@ -1,0 +1,5 @@
+import sys
+
+from pypto.testing.fuzz.cli import main
+
+sys.exit(main())

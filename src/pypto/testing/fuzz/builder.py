@@ -1,0 +1,159 @@
+"""Kernel construction for the generator: parameters, values with their bounds, ops rendered
+for the kernel and the golden at once, tile shapes, stores and nested blocks.
+
+Every value (`Val`) carries its static shape, dtype, a bound on its range (so the generator only
+applies an op where it is defined and cannot overflow) and how many rounded ops (`depth`) and
+accumulated terms (`acc`) stand behind it, which the golden's tolerance needs.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+from dataclasses import dataclass
+
+from pypto.testing.fuzz.case import Block, Case, Line, Param
+from pypto.testing.fuzz.golden import PYPTO_DTYPE
+
+FLOATS = ("fp32", "fp16", "bf16")
+ITEMSIZE = {"fp32": 4, "fp16": 2, "bf16": 2, "int32": 4}
+MAX_TILES = 48  # tiles per op: bounds a kernel's run time (the tile executor pays per tile)
+
+
+@dataclass
+class Val:
+    name: str
+    shape: tuple
+    dt: str
+    lo: float = -2.0
+    hi: float = 2.0
+    depth: int = 0
+    acc: int = 0
+
+    @property
+    def mag(self) -> float:
+        return max(abs(self.lo), abs(self.hi))
+
+
+def dt_attr(dt: str) -> str:
+    return f"pypto.{PYPTO_DTYPE[dt]}"
+
+
+class Builder:
+    """Collects the statements of one kernel; `case()` packs them into a `Case`."""
+
+    def __init__(self, rng: random.Random, seed: int, index: int, family: str):
+        self.rng = rng
+        self.seed, self.index, self.family = seed, index, family
+        self.params: list[Param] = []
+        self.root: list = []
+        self.stack = [self.root]
+        self.count = 0
+        self.tile_rank: int | None = None
+        self.checks: dict[str, tuple[int, int]] = {}
+        self.calls: list[dict] | None = None
+        self.expect: str | None = None
+        self.notes: list[str] = []
+
+    # ---- parameters and statements ----------------------------------------------------
+    def param(self, shape, dt: str, role: str = "in", low=-2.0, high=2.0, name=None) -> Val:
+        name = name or (f"x{len(self.params)}" if role == "in" else
+                        f"out{sum(p.role == 'out' for p in self.params)}")
+        self.params.append(Param(name, dt, role, list(shape), low, high))
+        return Val(name, tuple(shape), dt, low, high)
+
+    def emit(self, pypto: str, golden: str = "", defines=None, primary=None) -> None:
+        self.stack[-1].append(Line(pypto, golden, defines, primary))
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+    def op(self, pypto_expr: str, golden_expr: str, like: Val, *, shape=None, dt=None,
+           lo=None, hi=None, depth=None, acc=None, primary: Val | None = None) -> Val:
+        """`vN = pypto_expr` in the kernel, `vN = R(golden_expr, dt)` in the golden."""
+        dt = dt or like.dt
+        v = Val(self.fresh(), tuple(shape if shape is not None else like.shape), dt,
+                like.lo if lo is None else lo, like.hi if hi is None else hi,
+                like.depth + 1 if depth is None else depth, like.acc if acc is None else acc)
+        src = primary or like
+        self.emit(f"{v.name} = {pypto_expr}", f"{v.name} = R({golden_expr}, '{dt}')",
+                  v.name, src.name if src.shape == v.shape and src.dt == v.dt else None)
+        return v
+
+    def tile(self, dims) -> None:
+        self.stack[-1].append(Line("", "", tile=[int(d) for d in dims]))
+        self.tile_rank = len(dims)
+
+    def vec_tile(self, shape, dt: str, force=False) -> None:
+        """Set a vector tile for `shape` if the current one has another rank (or `force`)."""
+        if force or self.tile_rank != len(shape):
+            self.tile(pick_tile(self.rng, shape, dt))
+
+    def store(self, out: Val, v: Val, offsets=None, style=None) -> None:
+        """Write `v` into output `out` at `offsets` (None: the whole output, `out[:] = v`)."""
+        depth, acc = self.checks.get(out.name, (0, 0))
+        self.checks[out.name] = (max(depth, v.depth), max(acc, v.acc))
+        if offsets is None:
+            self.emit(f"{out.name}[:] = {v.name}",
+                      f"ASM({out.name}, {v.name}, [0] * {len(out.shape)})")
+            return
+        offs = ", ".join(map(str, offsets))
+        style = style or self.rng.choice(["slice", "assemble"])
+        if style == "slice":
+            idx = ", ".join(":" if o == 0 and i else f"{o}:" for i, o in enumerate(offsets))
+            self.emit(f"{out.name}[{idx}] = {v.name}", f"ASM({out.name}, {v.name}, [{offs}])")
+        else:
+            self.emit(f"pypto.assemble({v.name}, [{offs}], {out.name})",
+                      f"ASM({out.name}, {v.name}, [{offs}])")
+
+    @contextlib.contextmanager
+    def block(self, pypto_header: str, golden_header: str):
+        blk = Block(pypto_header, golden_header, [])
+        self.stack[-1].append(blk)
+        self.stack.append(blk.body)
+        try:
+            yield blk
+        finally:
+            self.stack.pop()
+
+    @contextlib.contextmanager
+    def orelse(self, blk: Block):
+        blk.orelse = []
+        self.stack.append(blk.orelse)
+        try:
+            yield blk
+        finally:
+            self.stack.pop()
+
+    def case(self) -> Case:
+        static = {p.name: [d for d in p.shape] for p in self.params}
+        calls = self.calls or [static]
+        for p in self.params:
+            if p.role == "out" and p.name not in self.checks:
+                self.checks[p.name] = (0, 0)
+        return Case(self.seed, self.index, self.family, self.params, self.root, calls,
+                    self.checks, self.expect, "; ".join(self.notes))
+
+
+def pick_tile(rng: random.Random, shape, dt: str) -> list[int]:
+    """A vector tile for `shape`: per dim the full extent, a divisor, a size that does not
+    divide it, or one larger than it; the last dim a multiple of 32 bytes (PyPTO's rule, in
+    elements of `dt`); at most MAX_TILES tiles and 16 KiB per tile."""
+    align = 32 // ITEMSIZE[dt]
+    while True:
+        dims = []
+        for i, d in enumerate(shape):
+            d = int(d)
+            if i == len(shape) - 1:
+                up = -(-d // align) * align
+                options = [up, up + align, align * rng.randint(1, max(1, up // align))]
+            else:
+                divisors = [x for x in range(1, d + 1) if d % x == 0]
+                options = [d, rng.choice(divisors), d + rng.randint(1, 8)]
+                if d > 2:
+                    options.append(rng.choice([x for x in range(2, d) if d % x] or [d]))
+            dims.append(rng.choice(options))
+        tiles = math.prod(math.ceil(int(d) / t) for d, t in zip(shape, dims))
+        if tiles <= MAX_TILES and math.prod(dims) * ITEMSIZE[dt] <= 16384:
+            return dims

@@ -1,0 +1,67 @@
+"""`python -m pypto.testing.fuzz`: run a batch of random kernels against the golden and print
+(or write as JSON) the outcome counts; failing cases are minimized and saved with --out."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pypto.testing.fuzz.campaign import FAILURES, run_batch
+from pypto.testing.fuzz.generator import FAMILIES
+
+
+def parse(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m pypto.testing.fuzz", description=__doc__)
+    p.add_argument("--seed", type=int, default=0, help="batch seed (default 0)")
+    p.add_argument("--count", type=int, default=100, help="kernels to run (default 100)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds per kernel, all executions included (default 10); a kernel "
+                        "over it is killed and counted 'slow'")
+    p.add_argument("--out", metavar="DIR", help="save minimized failing cases here")
+    p.add_argument("--json", metavar="FILE", help="write the summary as JSON ('-': stdout)")
+    p.add_argument("--families", help=f"comma-separated subset of: {', '.join(FAMILIES)}")
+    p.add_argument("--no-minimize", action="store_true",
+                   help="save failing cases as generated")
+    p.add_argument("--minimize-seconds", type=float, default=120.0,
+                   help="time budget per failing case for the minimizer (default 120)")
+    args = p.parse_args(argv)
+    if args.families:
+        fams = [f.strip() for f in args.families.split(",") if f.strip()]
+        unknown = [f for f in fams if f not in FAMILIES]
+        if unknown:
+            p.error(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {unknown}; "
+                    f"choose from {sorted(FAMILIES)}")
+        args.families = fams
+    if args.count < 0 or args.jobs < 1 or args.timeout <= 0:
+        p.error("--count must be >= 0, --jobs >= 1 and --timeout > 0")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+
+    def report(case, res):
+        if res.outcome in FAILURES:
+            print(f"{case.name} [{case.family}] {res.outcome} {res.error}: {res.detail[:300]}"
+                  + (f" ({res.culprit})" if res.culprit else ""), file=sys.stderr, flush=True)
+
+    summary = run_batch(args.seed, args.count, jobs=args.jobs, timeout=args.timeout,
+                        families=args.families, out_dir=args.out,
+                        minimize_failures=not args.no_minimize,
+                        minimize_seconds=args.minimize_seconds, on_result=report)
+    data = summary.to_json()
+    if args.json == "-":
+        print(json.dumps(data, indent=2))
+    else:
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(data, f, indent=2)
+        print(f"{summary.count} kernels in {summary.seconds:.1f} s "
+              f"({summary.kernels_per_s:.2f} kernels/s, {summary.jobs} job(s)), seed "
+              f"{summary.seed}")
+        for k, v in summary.outcomes.items():
+            print(f"  {k:15s} {v}")
+        for f in summary.failures:
+            print(f"  {f['name']} {f['outcome']}: {f.get('saved', '')}")
+    return 1 if any(summary.outcomes[k] for k in FAILURES) else 0

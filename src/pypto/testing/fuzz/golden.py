@@ -1,0 +1,150 @@
+"""The golden side of a fuzz case: torch in float64, rounded after every op to that op's dtype.
+
+Every generated script carries these helpers verbatim (`prelude()` copies their source), so a
+saved case needs nothing from the fuzzer to reproduce.
+
+Why the golden rounds per op: PyPTO computes each low-precision op in FP32 and rounds its result
+once to the op's dtype, so a BF16 chain drifts from an FP32 one by far more than an ulp. Rounding
+the float64 golden at the same points makes the two agree up to the few ulps by which an FP32
+intermediate (numpy's `exp`, `tanh`, ... are not correctly rounded) can differ, and those ulps
+only move a rounding boundary now and then.
+
+Tolerance (`tolerance`): with eps the unit roundoff of the output dtype, a chain of `depth`
+rounded ops and `acc` terms accumulated in FP32 (reductions, matmul K),
+    rtol = 4 * eps * (1 + depth) + 4 * 2**-24 * acc
+    atol = rtol * max(1, max|golden|)
+so an element passes when |got - golden| <= atol + rtol * |golden|. The absolute part is scaled
+by the output's magnitude because a sum of many terms cancels: its error is relative to the
+terms, not to the (possibly tiny) result. Integers compare exactly. NaN must match NaN.
+"""
+from __future__ import annotations
+
+_TORCH_MISSING = ("pypto.testing.fuzz needs torch for its golden: install the optional extra "
+                  "with `pip install 'openpto[torch]'`")
+
+
+def require_torch():
+    """torch, imported lazily: it is an optional dependency of the package."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - the dev environment has torch
+        raise ImportError(_TORCH_MISSING) from exc
+    return torch
+
+
+class GoldenUndefined(Exception):
+    """The computation has no defined result (an integer division by zero, an assembly out of
+    the destination): the kernel must raise a named pypto error."""
+
+
+EPS = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "int32": 0.0}
+TORCH_DTYPE = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "int32": "int32"}
+PYPTO_DTYPE = {"fp32": "DT_FP32", "fp16": "DT_FP16", "bf16": "DT_BF16", "int32": "DT_INT32"}
+
+
+def R(x, dt):
+    """Round a float64 (int64) golden value to `dt` and widen it back: one op's result."""
+    import torch
+    if dt == "int32":
+        x = x.to(torch.int64)
+        if x.numel() and (x.abs().max() >= 2 ** 31):
+            raise GoldenUndefined("int32 overflow")
+        return x
+    if not x.is_floating_point():
+        x = x.to(torch.float64)
+    return x.to(getattr(torch, TORCH_DTYPE[dt])).to(torch.float64)
+
+
+def ASM(dst, src, offsets):
+    """`dst[offsets:offsets + src.shape] = src`, an assemble; out of bounds is undefined."""
+    index = []
+    for off, n, size in zip(offsets, src.shape, dst.shape):
+        if off < 0 or off + n > size:
+            raise GoldenUndefined(f"assemble of {list(src.shape)} at {list(offsets)} "
+                                  f"outside {list(dst.shape)}")
+        index.append(slice(off, off + n))
+    dst[tuple(index)] = src.to(dst.dtype)
+
+
+def SL(x, starts, stops):
+    """A static slice `x[a:b, ...]`; one reaching outside `x` is undefined (torch would clamp
+    it silently, PyPTO must name it)."""
+    index = []
+    for a, b, size in zip(starts, stops, x.shape):
+        if a < 0 or b > size or a > b:
+            raise GoldenUndefined(f"slice [{a}:{b}] of a dim of size {size}")
+        index.append(slice(a, b))
+    return x[tuple(index)]
+
+
+def VIEW(x, shape, offsets, valid):
+    """`pypto.view(x, shape, offsets, valid_shape=valid)`: the valid part only (ops work on
+    the valid region, stores write it); a negative valid extent is undefined."""
+    index = []
+    for n, off, v, size in zip(shape, offsets, valid, x.shape):
+        if v < 0 or v > n:
+            raise GoldenUndefined(f"valid extent {v} of a view dim of size {n}")
+        if off + v > size:
+            raise GoldenUndefined(f"view [{off}:{off + v}] of a dim of size {size}")
+        index.append(slice(off, off + v))
+    return x[tuple(index)]
+
+
+def FDIV(a, b):
+    """Integer floor division; a zero divisor is undefined."""
+    import torch
+    b = torch.as_tensor(b, dtype=torch.int64)
+    if bool((b == 0).any()):
+        raise GoldenUndefined("integer floor_div by zero")
+    return torch.div(a, b, rounding_mode="floor")
+
+
+def UNROLL(start, stop, factors):
+    """The (index, factor) pairs of `pypto.loop_unroll(start, stop, unroll_list=factors)`:
+    each factor, largest first, covers what it can of the rest; 1 takes the remainder."""
+    cur = start
+    for p in sorted(set(factors) | {1}, reverse=True):
+        end = stop - (stop - cur) % p
+        while cur < end:
+            yield cur, p
+            cur += p
+
+
+def tolerance(dt, depth, acc):
+    """(rtol, atol factor) for an output of dtype `dt` (see the module docstring)."""
+    rtol = 4 * EPS[dt] * (1 + depth) + 4 * 2.0 ** -24 * acc
+    return rtol, rtol
+
+
+def COMPARE(name, got, want, dt, depth, acc):
+    """None when `got` (the kernel's output) matches the golden, else a one-line summary."""
+    import torch
+    got = got.to(torch.float64) if dt != "int32" else got.to(torch.int64)
+    if got.shape != want.shape:
+        return f"{name}: shape {list(got.shape)} != golden {list(want.shape)}"
+    if dt == "int32":
+        bad = got != want.to(torch.int64)
+    else:
+        rtol, afac = tolerance(dt, depth, acc)
+        finite = want[torch.isfinite(want)]
+        scale = max(1.0, float(finite.abs().max())) if finite.numel() else 1.0
+        diff = (got - want).abs()
+        bad = ~((diff <= afac * scale + rtol * want.abs()) | (got == want)
+                | (torch.isnan(got) & torch.isnan(want)))
+    n = int(bad.sum())
+    if n == 0:
+        return None
+    where = [int(i) for i in bad.nonzero()[0]]
+    return (f"{name}: {n} of {bad.numel()} elements differ, first at {where}: "
+            f"got {got[tuple(where)].item()!r} golden {want[tuple(where)].item()!r}")
+
+
+HELPERS = (GoldenUndefined, R, ASM, SL, VIEW, FDIV, UNROLL, tolerance, COMPARE)
+
+
+def prelude() -> str:
+    """The source of the golden helpers, for pasting into a self-contained script."""
+    import inspect
+    parts = [f"EPS = {EPS!r}", f"TORCH_DTYPE = {TORCH_DTYPE!r}"]
+    parts += [inspect.getsource(h) for h in HELPERS]
+    return "\n\n".join(parts)
