@@ -6,6 +6,7 @@ from pypto.dtypes import DataType as DataType
 from pypto.dtypes import bytes_of as bytes_of
 from pypto.errors import PyptoError as PyptoError
 from pypto.errors import PyptoWarning as PyptoWarning
+from pypto.errors import user_facing_namespace as _user_facing_namespace
 from pypto.frontend.kernel import jit as jit
 from pypto.frontend.control import cond as cond
 from pypto.frontend.control import is_loop_begin as is_loop_begin
@@ -221,3 +222,8 @@ element = Element
 globals().update({_dt.name: _dt for _dt in DataType})
 
 __version__ = "0.1.0"
+
+# Every public function and every Tensor / SymbolicScalar method is an entry point: a PyptoError
+# raised below it shows the user's frames and this one entry frame, not the library's internals.
+_user_facing_namespace(globals(), (Tensor, SymbolicScalar))
+_user_facing_namespace(vars(experimental))

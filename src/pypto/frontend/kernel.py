@@ -2,8 +2,11 @@
 
 Decoration checks the signature (tensor parameters first, no return value) and the option
 dicts, but compiles nothing. Each call binds the caller's tensors against the annotations,
-builds the cache key from the static shapes, dtypes, non-tensor argument values and the option
-scope, traces the body on a miss, and runs the program. Dynamic dims never recompile.
+builds the cache key from the static shapes, dtypes, non-tensor argument values, the option
+scope and the simple module globals the kernel reads (`frontend/guards.py` says which), traces
+the body on a miss, and runs the program. Dynamic dims never recompile. A kernel cannot call
+another kernel while it is being traced (a helper is a plain function or
+`@pypto.frontend.function`, inlined into the caller).
 `host_options.compile_stage` other than ALL_COMPLETE stops compilation after that stage (see
 `pypto.passes.compile_program`): the kernel then does not run, and says so on stderr.
 `runtime_options` is held by reference, so a change after decoration takes effect.
@@ -23,13 +26,14 @@ import types
 from typing import Any, Callable
 
 from pypto import _config
-from pypto.errors import (PyptoError, PyptoRuntimeError, PyptoTypeError, PyptoValueError,
+from pypto.errors import (PyptoRuntimeError, PyptoTypeError, PyptoValueError,
                           SourceLoc, user_facing)
 from pypto.frontend import options as opt
 from pypto.frontend.binding import BoundTensor, bind_tensor, freeze
 from pypto.frontend.control import check_no_open_loops, trace_default_loop
+from pypto.frontend.guards import GlobalGuards
 from pypto.frontend.tensor import Tensor, TensorAnnotation
-from pypto.frontend.tracer import Tracer, new_program
+from pypto.frontend.tracer import Tracer, current_tracer, new_program
 from pypto.ir.program import Param, Program
 from pypto.ir.tensor import StorageKind
 from pypto.machine.spec import load as machine_spec
@@ -176,6 +180,7 @@ class JitKernel:
         self.runtime_options = runtime_options if runtime_options is not None else {}
         _config.check_dict("runtime", self.runtime_options, "runtime_options")
         self._signature(func, _scope)
+        self._guards = GlobalGuards(func)
         self._cache: dict[Any, Program] = {}
         self._compiled: dict[int, CompiledProgram] = {}
         self.last_compiled: CompiledProgram | None = None
@@ -268,13 +273,28 @@ class JitKernel:
             values[f"runtime.{k}"] = v
         return values
 
+    @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        try:
-            return self._call(args, kwargs)
-        except PyptoError as e:
-            raise e.with_traceback(None) from None
+        """Run the kernel on the caller's tensors (results land in the output tensors)."""
+        return self._call(args, kwargs)
+
+    def _check_not_nested(self, args: tuple) -> None:
+        """A kernel launch while another kernel body is being traced is a mistake: a device
+        kernel cannot launch a kernel. Say which kernel, where, and what to write instead."""
+        tracer = current_tracer()
+        if tracer is None or tracer.closed:
+            return
+        traced = any(isinstance(a, Tensor) for a in args)
+        raise PyptoRuntimeError(
+            f"kernel '{self.__name__}' is a @pypto.frontend.jit kernel and was called "
+            f"{'with traced tensors ' if traced else ''}inside kernel '{tracer.kernel_name}' "
+            f"while that kernel was being traced; a kernel cannot call another kernel. Make "
+            f"'{self.__name__}' a helper: decorate it with @pypto.frontend.function (inlined "
+            f"into the caller; it may return tensors) or call it as a plain Python function "
+            f"(e.g. {self.__name__}.func(...) runs its body inline)")
 
     def _call(self, args: tuple, kwargs: dict) -> None:
+        self._check_not_nested(args)
         self._out_dir = None
         bound, others, symbols = self.bind(args, kwargs)
         scope = self._options_scope()
@@ -283,7 +303,8 @@ class JitKernel:
             key = (tuple(b.static_key for b in bound),
                    tuple((k, freeze(v, f"argument '{k}'")) for k, v in others.items()),
                    tuple(sorted((k, repr(v)) for k, v in opt.snapshot().items()
-                                if not k.startswith("runtime."))))
+                                if not k.startswith("runtime."))),
+                   self._guards.key())
             program = self._cache.get(key) if self.use_cache else None
             if program is None:
                 started = time.perf_counter()
@@ -416,7 +437,21 @@ def _check_jit_kwargs(kwargs: dict) -> None:
 
 @user_facing
 def jit(func: Callable | None = None, **kwargs: Any) -> Any:
-    """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
+    """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`.
+
+    The body is traced as Python on the first call and again whenever the compile-cache key
+    changes. The key holds: the static dims and dtypes of the tensor arguments (dynamic dims
+    never recompile), the values of the non-tensor arguments, the option scope, and the
+    *simple* module globals the kernel reads (int, float, bool, str, None, enum members such
+    as pypto dtypes, and tuples of those), looked up in the kernel's code, its nested code and
+    the same-module helper functions it calls by name, plus its simple closure variables.
+    Changing such a global (a scale, a tile size) recompiles; leaving it alone does not.
+    Not guarded: values inside mutable containers (a dict or list global), attributes read
+    through a module or object (`cfg.TILE`), and globals of other modules; a kernel keeps the
+    value it traced with until something else recompiles it, so pass such values as non-tensor
+    arguments. A kernel cannot call another kernel while it is traced: share code with
+    `@pypto.frontend.function` helpers or plain Python functions.
+    """
     # Like PyPTO, remember the decorating frame's locals: string annotations may name them.
     scope = dict(sys._getframe(2).f_locals)   # 2: skip the user_facing wrapper
     if func is None:
@@ -425,6 +460,7 @@ def jit(func: Callable | None = None, **kwargs: Any) -> Any:
     return JitKernel(func, _scope=scope, **kwargs)
 
 
+@user_facing
 def function(func: Callable | None = None) -> Any:
     """`@pypto.frontend.function`: a helper inlined into the calling kernel. Helpers run as
     plain Python here, so this only checks annotated tensor parameters at call time."""
@@ -450,6 +486,7 @@ def function(func: Callable | None = None) -> Any:
     return deco if func is None else deco(func)
 
 
+@user_facing
 def dynamic(name: str) -> Any:
     """`pypto.frontend.dynamic("N")`: a named dynamic dim shared by annotations."""
     from pypto.symbolic import SymbolicScalar

@@ -141,6 +141,21 @@ def flatten(*, codegen_options=None, host_options=None, pass_options=None, runti
     return out
 
 
+_FLATTEN_KWARGS = _GROUP_KWARGS + ("vec_tile_shapes", "cube_tile_shapes", "conv_tile_shapes",
+                                   "matrix_size")
+
+
+def _check_kwargs(kwargs: dict, what: str) -> None:
+    """An unknown keyword names itself, the closest valid one and the caller."""
+    import difflib
+    for k in kwargs:
+        if k not in _FLATTEN_KWARGS:
+            close = difflib.get_close_matches(k, _FLATTEN_KWARGS, 1)
+            hint = f"; did you mean '{close[0]}'?" if close else \
+                f" (valid: {', '.join(_FLATTEN_KWARGS)})"
+            raise PyptoTypeError(f"{what} got an unknown keyword '{k}'{hint}")
+
+
 class options:
     """`pypto.options(...)`: a scope of option values, as a context manager or a decorator.
 
@@ -150,6 +165,7 @@ class options:
     @user_facing
     def __init__(self, name: str = "", **kwargs: Any):
         self.name = name
+        _check_kwargs(kwargs, "pypto.options")
         self.values = flatten(**kwargs)
         self._tokens: list[contextvars.Token] = []
 
@@ -179,6 +195,7 @@ class options:
 @user_facing
 def set_options(**kwargs: Any) -> None:
     """Write option values into the innermost scope."""
+    _check_kwargs(kwargs, "pypto.set_options")
     _top().values.update(flatten(**kwargs))
 
 

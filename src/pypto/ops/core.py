@@ -23,7 +23,7 @@ import numpy as np
 from pypto.dtypes import DataType, bytes_of, is_float
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
 from pypto.frontend.tensor import Tensor
-from pypto.frontend.tracer import require_tracer
+from pypto.frontend.tracer import current_tracer, require_tracer
 from pypto.frontend import options as opt
 from pypto.ir.tensor import TensorValue, TileOpFormat
 from pypto.symbolic import Const, Expr, SymbolicScalar, as_expr, binary
@@ -94,6 +94,12 @@ def value_of(t: Any, op: str, what: str = "input") -> TensorValue:
     kind = type(t)
     name = kind.__name__ if kind.__module__ == "builtins" else \
         f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+    if current_tracer() is None and hasattr(t, "shape") and hasattr(t, "dtype"):
+        raise PyptoTypeError(
+            f"pypto.{op} was called on a {name} outside any kernel; pypto ops work on the "
+            f"tensors of a @pypto.frontend.jit kernel body while it is traced: pass the "
+            f"{name} to a kernel and call pypto.{op} on its parameter there (or use the "
+            f"{name.split('.')[0]} function on host data)")
     raise PyptoTypeError(f"{op}: {what} must be a pypto.Tensor, got {name}")
 
 
