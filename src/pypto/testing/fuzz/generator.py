@@ -45,15 +45,20 @@ def _input(b: Builder, shape, dt, divisor=False) -> Val:
 def elementwise(b: Builder) -> None:
     rng = b.rng
     dt, shape = pick_dtype(rng), pick_shape(rng)
-    xs = [_input(b, shape, dt, divisor=i > 0) for i in range(rng.randint(1, 3))]
-    out = b.param(shape, dt, "out")
-    extra = b.param(shape, dt, "out") if rng.random() < 0.3 else None
+    dynamic = rng.random() < 0.25  # dim 0 DYNAMIC, called with several sizes
+    shape_ann = ("DYN",) + shape[1:] if dynamic else shape
+    xs = [_input(b, shape_ann, dt, divisor=i > 0) for i in range(rng.randint(1, 3))]
+    xs = [Val(x.name, shape, x.dt, x.lo, x.hi) for x in xs]
+    out = b.param(shape_ann, dt, "out")
+    extra = b.param(shape_ann, dt, "out") if rng.random() < 0.3 else None
     b.vec_tile(shape, dt)
     v = chain(b, xs[0], rng.randint(1, 3), xs[1:])
     if extra is not None:
         b.store(extra, v)
     v = chain(b, v, rng.randint(1, 3), xs[1:])
     b.store(out, v)
+    if dynamic:
+        _dyn_calls(b, sorted({shape[0], rng.randint(1, 40), rng.randint(1, 40)}))
 
 
 def broadcast(b: Builder) -> None:

@@ -100,16 +100,22 @@ def _tile_lines(stmts: list):
 
 
 def _shrink_tiles(case: Case, holds: Predicate, budget: _Budget) -> Case:
-    """Try smaller tile dims (halves, then 1 for all but the last dim) one at a time."""
+    """Shrink each tile dim while the failure holds: to 1 (all but the last dim), else by
+    halves (the last dim only to multiples of 8 elements: it stays 32-byte aligned)."""
     for line in list(_tile_lines(case.body)):
         for d in range(len(line.tile)):
-            for cand in sorted({line.tile[d] // 2, 1 if d < len(line.tile) - 1 else 0}):
-                if cand < 1 or cand >= line.tile[d] or not budget.spend():
-                    continue
+            last = d == len(line.tile) - 1
+            while budget.spend():
                 old = line.tile[d]
-                line.tile[d] = cand  # tile lists are private to this (copied) case
-                if not holds(case):
+                cands = [c for c in ([] if last else [1]) + [old // 2]
+                         if 1 <= c < old and (not last or c % 8 == 0)]
+                for cand in cands:
+                    line.tile[d] = cand  # tile lists are private to this (copied) case
+                    if holds(case):
+                        break
                     line.tile[d] = old
+                if line.tile[d] == old:
+                    break
     return case
 
 
