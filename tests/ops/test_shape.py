@@ -49,17 +49,25 @@ def test_view_window_and_valid_shape():
 
 
 def test_static_tail_slices_in_a_python_loop():
-    """A Python `for` unrolls: on a static 37-row tensor, x[32:48] reaches past the edge and
-    has 5 valid rows, so `y[32:, :] = ...` writes exactly the last 5 rows."""
+    """A Python `for` unrolls: on a static 37-row tensor the last slice is x[32:37] (5 rows),
+    and `y[32:, :] = ...` writes exactly those. x[32:48] (past the edge) is an error, not the
+    5-row slice torch would clamp it to (issue 13); a window past the edge is pypto.view's."""
     x = rand((37, 64), seed=30)
     out = torch.full((37, 64), 7.0)
 
     def body(t, o):
         for i in range(0, 37, 16):
-            o[i:, :] = t[i:i + 16, :] * 2.0
+            o[i:, :] = t[i:min(i + 16, 37), :] * 2.0
 
     go(body, x, out)
     check(out, x * 2)
+
+    def tail_past_the_edge(t, o):
+        for i in range(0, 37, 16):
+            o[i:, :] = t[i:i + 16, :] * 2.0
+    with pytest.raises(E.PyptoValueError, match=r"t\[key\]: slice \[32:48\] is out of bounds "
+                                                r"for dim 0 of 't0' \(size 37.*test_shape\.py:\d+"):
+        go(tail_past_the_edge, x, out)
 
 
 def test_view_symbolic_offsets():
@@ -216,7 +224,7 @@ def test_getitem_full_int_index_reads_a_scalar():
 
 def test_setitem_ignores_stop():
     """Slice assignment writes v's extent at the slice start: `out[b:, ...] = v` and
-    `out[b:b+1, ...] = v` are the same; a stop-only slice is offset stop - dim."""
+    `out[b:b+1, ...] = v` are the same; a stop-only slice starts at 0."""
     v = rand((2, 64), seed=8)
     outs = [torch.full((6, 64), 7.0) for _ in range(4)]
 
@@ -224,7 +232,7 @@ def test_setitem_ignores_stop():
         o1[3:, ...] = x
         o2[3:4, ...] = x
         o3[3:100, :] = x
-        o4[:6, :] = pypto.full([6, 64], 1.0, pypto.DT_FP32)  # offset 6 - 6 = 0
+        o4[:6, :] = pypto.full([6, 64], 1.0, pypto.DT_FP32)  # offset 0
 
     go(body, v, *outs)
     expect = torch.full((6, 64), 7.0)

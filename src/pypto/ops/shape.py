@@ -72,16 +72,28 @@ def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any
     if len(sizes) != v.rank or len(offs) != v.rank:
         raise PyptoValueError(f"view: shape {list(sizes)} and offsets need {v.rank} entries "
                               f"(the parent's rank)")
-    # A window may reach past the parent's edge (a tail): only its valid part is read.
+    # A window may reach past the parent's edge (a tail): only its valid part is read. One
+    # that starts at or past the edge (static offset and dim) holds nothing: an error.
     _check_window("view", v, offs, [0] * len(sizes))
+    for d, (off, dim) in enumerate(zip(offs, v.shape)):
+        if isinstance(off, Const) and isinstance(dim, Const) and off.value >= dim.value:
+            raise PyptoValueError(f"view: offset {off.value} of dim {d} of {_tensor_name(v)} "
+                                  f"starts at or past its end (size {dim.value})")
     if valid_shape is not None:
         valid = shape_exprs(valid_shape, "view", "valid_shape")
         if len(valid) != v.rank:
             raise PyptoValueError(f"view: valid_shape needs {v.rank} entries")
-        for d, (vs, s) in enumerate(zip(valid, sizes)):
+        for d, (vs, s, off, dim) in enumerate(zip(valid, sizes, offs, v.shape)):
             if isinstance(vs, Const) and vs.value > s:
                 raise PyptoValueError(f"view: valid_shape[{d}] = {vs.value} exceeds the view "
                                       f"size {s}")
+            if isinstance(vs, Const) and vs.value < 0:
+                raise PyptoValueError(f"view: valid_shape[{d}] = {vs.value} is negative")
+            if all(isinstance(x, Const) for x in (vs, off, dim)) and \
+                    off.value + vs.value > dim.value:
+                raise PyptoValueError(
+                    f"view: valid_shape[{d}] = {vs.value} at offset {off.value} reaches past "
+                    f"the end of dim {d} of {_tensor_name(v)} (size {dim.value})")
     else:
         valid = tuple(_clamped_valid(pv, o, s) for pv, o, s in zip(v.valid_shape, offs, sizes))
     out = emit1("VIEW", [v], tuple(Const(s) for s in sizes), v.dtype, valid,
@@ -758,25 +770,57 @@ def _norm_index(e: Any, dim: Expr, what: str) -> Expr:
     return x
 
 
-def _slice_bounds(s: slice, dim: Expr, d: int) -> tuple[Expr, Expr]:
+def _tensor_name(v: TensorValue) -> str:
+    return f"'{v.name}'" if v.name else f"a [{', '.join(repr(d) for d in v.shape)}] tensor"
+
+
+def _check_bounds(op: str, v: TensorValue, d: int, start: Expr, stop: Expr | None,
+                  key: Any) -> None:
+    """A slice (or int index, stop = start + 1) whose bounds and dim are static must lie inside
+    the dim after Python-style wrapping of negative values; unlike torch, an out-of-range
+    bound is not clamped (a clamped slice changes the shape and a partial write leaves part of
+    the destination unwritten). Symbolic bounds keep their run-time window semantics."""
+    dim = v.shape[d]
+    if not isinstance(dim, Const):
+        return
+    n = dim.value
+    bad = (isinstance(start, Const) and not 0 <= start.value < n) or \
+        (isinstance(stop, Const) and not 0 < stop.value <= n)
+    if bad:
+        raise PyptoValueError(
+            f"{op}: {key} is out of bounds for dim {d} of {_tensor_name(v)} (size {n}; "
+            f"static bounds must lie in [-{n}, {n}], negative ones count from the end)")
+
+
+def _slice_bounds(s: slice, v: TensorValue, d: int, op: str = "t[key]") -> tuple[Expr, Expr]:
+    dim = v.shape[d]
     if s.step not in (None, 1):
-        raise PyptoValueError(f"t[key]: slice step must be 1, got {s.step} on dim {d}")
+        raise PyptoValueError(f"{op}: slice step must be 1, got {s.step} on dim {d}")
     start = Const(0) if s.start is None else _norm_index(s.start, dim, f"slice start of dim {d}")
     stop = dim if s.stop is None else _norm_index(s.stop, dim, f"slice stop of dim {d}")
+    _check_bounds(op, v, d, start, stop, f"slice [{_bound(s.start)}:{_bound(s.stop)}]")
     return start, stop
+
+
+def _bound(b: Any) -> str:
+    return "" if b is None else repr(b)
 
 
 def getitem(t: Tensor, key: Any) -> Any:
     """PyPTO indexing: slices give a view whose sizes must be ints; int indices drop their
-    dim; an all-int index reads one element as a SymbolicScalar (INT32 tensors)."""
+    dim; an all-int index reads one element as a SymbolicScalar (INT32 tensors).
+
+    Bounds: negative ints count from the end (Python). A static bound outside the dim (after
+    that wrap) is an error while tracing, not clamped as in torch (`x[8:24]` on 16 rows would
+    read 8 rows where 16 were written). A symbolic start (`x[i:i + 16]`) is a window like
+    `pypto.view`: at run time it may reach past the edge, and only the part inside is valid."""
     v = t.value
     if isinstance(key, slice) and isinstance(key.stop, Tensor):
         from pypto.ops.index import gather
         return gather(t, key.start if key.start is not None else 0, key.stop)
     items = _normalize_key(v, key)
     if all(not isinstance(k, slice) for k in items):
-        idx = tuple(_norm_index(k, dim, f"index of dim {d}")
-                    for d, (k, dim) in enumerate(zip(items, v.shape)))
+        idx = _indices(v, items, "t[key]")
         if v.dtype not in (DataType.DT_INT32, DataType.DT_INT64, DataType.DT_INT16,
                            DataType.DT_INT8):
             raise PyptoTypeError(f"t[i, j]: reading one element of a {v.dtype.name} tensor as a "
@@ -787,10 +831,11 @@ def getitem(t: Tensor, key: Any) -> Any:
     offsets, sizes, dropped = [], [], []
     for d, (k, dim) in enumerate(zip(items, v.shape)):
         if isinstance(k, slice):
-            start, stop = _slice_bounds(k, dim, d)
+            start, stop = _slice_bounds(k, v, d)
         else:
             start = _norm_index(k, dim, f"index of dim {d}")
             stop = binary("add", start, 1)
+            _check_bounds("t[key]", v, d, start, stop, f"index {k!r}")
             dropped.append(d)
         size = binary("sub", stop, start)
         if not isinstance(size, Const):
@@ -811,9 +856,24 @@ def getitem(t: Tensor, key: Any) -> Any:
     return out
 
 
+def _indices(v: TensorValue, items: list, op: str) -> tuple[Expr, ...]:
+    """All-int index: each wrapped (negative counts from the end) and checked when static."""
+    idx = []
+    for d, (k, dim) in enumerate(zip(items, v.shape)):
+        i = _norm_index(k, dim, f"index of dim {d}")
+        _check_bounds(op, v, d, i, binary("add", i, 1), f"index {k!r}")
+        idx.append(i)
+    return tuple(idx)
+
+
 def setitem(t: Tensor, key: Any, value: Any) -> None:
     """PyPTO slice assignment: `t[:] = v` moves; otherwise `v` is assembled at the slice
-    starts (the stop is ignored); int indices insert size-1 dims; all ints set one element."""
+    starts; int indices insert size-1 dims; all ints set one element.
+
+    A missing start is 0. As in PyPTO the stop is ignored: the written extent is `v`'s valid shape
+    (`out[b:b+1] = v` writes all of v's rows), and that extent must lie inside `t` (checked
+    while tracing when static, when the write runs otherwise). Negative starts and ints count
+    from the end; a static start or int outside the dim is an error naming it."""
     v = t.value
     if isinstance(key, slice) and isinstance(key.stop, Tensor):
         from pypto.ops.index import scatter_
@@ -821,9 +881,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
         return
     items = _normalize_key(v, key)
     if all(not isinstance(k, slice) for k in items):
-        idx = tuple(_norm_index(k, dim, f"index of dim {d}")
-                    for d, (k, dim) in enumerate(zip(items, v.shape)))
-        set_element(v, idx, value)
+        set_element(v, _indices(v, items, "t[key] = v"), value)
         return
     src = value_of(value, "t[key] = v", "value")
     if all(isinstance(k, slice) and k.start is None and k.stop is None for k in items):
@@ -835,13 +893,17 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
             if k.step not in (None, 1):
                 raise PyptoValueError(f"t[key] = v: slice step must be 1, got {k.step} on dim {d}")
             if k.start is not None:
-                offsets.append(_norm_index(k.start, dim, f"slice start of dim {d}"))
-            elif k.stop is not None:
-                offsets.append(binary("sub", _norm_index(k.stop, dim, "slice stop"), dim))
+                start = _norm_index(k.start, dim, f"slice start of dim {d}")
+                _check_bounds("t[key] = v", v, d, start, None, f"slice start {k.start!r}")
+                offsets.append(start)
             else:
+                # NOTE: PyPTO places a stop-only slice at stop - dim, which is negative (an
+                # error) for every stop but the dim itself; here it starts at 0, as in torch
                 offsets.append(Const(0))
         else:
-            offsets.append(_norm_index(k, dim, f"index of dim {d}"))
+            i = _norm_index(k, dim, f"index of dim {d}")
+            _check_bounds("t[key] = v", v, d, i, binary("add", i, 1), f"index {k!r}")
+            offsets.append(i)
     n_slices = sum(1 for k in items if isinstance(k, slice))
     if src.rank == v.rank:
         assemble(value, offsets, t)
