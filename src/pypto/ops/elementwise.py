@@ -96,6 +96,9 @@ def _binary(op: str, opcode: str, a: Any, b: Any, *, bool_out: bool = False,
                      attrs, tile_rank=len(shape), op=op)
     out_dtype = DataType.DT_BOOL if bool_out else va.dtype
     extra = dict(attrs or {}, scalar=_scalar(op, va, b), reverse=False, dtype=va.dtype)
+    if opcode in _INT_DIVISIONS and is_int(va.dtype) and type(extra["scalar"]) is int \
+            and extra["scalar"] == 0:
+        raise PyptoValueError(f"{op}: integer division by zero (the scalar divisor is 0)")
     return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra, op=op)
 
 
@@ -112,10 +115,14 @@ def _register_binary(opcode: str, fn: Callable[..., Any], widen: bool = True,
     """Register `opcode` (tensor op tensor) and `opcode`S (tensor op scalar / scalar op tensor).
     An `alpha` attribute (add/sub) scales the right-hand operand in the same rounding step.
     With `accepts_out`, `fn` takes an `out=` keyword like a numpy ufunc."""
+    divides = opcode in _INT_DIVISIONS
+
     def tensor_form(xs: list, at: dict) -> Any:
         x, y = xs
         alpha = at.get("alpha", 1)
         y = y if alpha == 1 else y * np.asarray(alpha, y.dtype)
+        if divides:
+            _no_int_zero_divisor(opcode, x, y, at)
         if accepts_out:
             return fn(x, y, out=_out_for(at, x, y))
         return fn(x, y)
@@ -128,12 +135,29 @@ def _register_binary(opcode: str, fn: Callable[..., Any], widen: bool = True,
             a, b = s_arr, x if alpha == 1 else x * np.asarray(alpha, x.dtype)
         else:
             a, b = x, s_arr if alpha == 1 else s_arr * np.asarray(alpha, x.dtype)
+        if divides:
+            _no_int_zero_divisor(opcode, a, b, at)
         if accepts_out:
             return fn(a, b, out=_out_for(at, a, b))
         return fn(a, b)
 
     register(opcode, widen=widen, crop=True, accepts_out=accepts_out)(tensor_form)
     register(opcode + "S", widen=widen, accepts_out=accepts_out)(scalar_form)
+
+
+# Integer division and remainder: a zero divisor raises (as torch does), where numpy would give
+# 0 (floor_divide, mod, fmod) or FP32 inf truncated to garbage (div). Floats stay IEEE.
+_INT_DIVISIONS = {"DIV": "div", "FLOOR_DIV": "floor_div", "FMOD": "fmod",
+                  "REMAINDER": "remainder"}
+
+
+def _no_int_zero_divisor(opcode: str, x: Any, y: Any, at: dict) -> None:
+    y, x = np.asarray(y), np.asarray(x)
+    if y.dtype.kind not in "iu" or x.dtype.kind not in "iu" or y.all() or x.size == 0:
+        return
+    raise PyptoRuntimeError(f"{_INT_DIVISIONS[opcode]}: integer division by zero (the divisor "
+                            f"{'is 0' if y.ndim == 0 else 'holds 0'}); integers have no inf or nan "
+                            f"(only float division gives them)", at.get("_loc"))
 
 
 def _int_safe_div(x: Any, y: Any, out: np.ndarray | None = None) -> Any:

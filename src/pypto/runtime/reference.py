@@ -21,6 +21,7 @@ from pypto.ir.operation import Operation
 from pypto.ir.program import Block, If, Loop, Program, Seq
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.ops.core import REGISTRY
+from pypto.runtime.extent_checks import checks_of
 from pypto.runtime.fusion import Chain, plan_block, run_chain
 from pypto.runtime.liveness import BufferPool, dying_after, storage_users
 from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, fast_evaluate
@@ -218,6 +219,12 @@ class ReferenceExecutor:
                 self.run_loop(item)
 
     def run_block(self, block: Block) -> None:
+        checks = checks_of(block)
+        checks.before(self.env.values, self.env.read_element)
+        self._run_block(block)
+        checks.after(self.env.values, self.env.read_element)
+
+    def _run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
         if not self.fuse:
             for op in block.ops:

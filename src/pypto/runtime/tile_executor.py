@@ -129,7 +129,7 @@ class TileExecutor(ReferenceExecutor):
             self.stitcher.flush()  # the work so far is submitted before the loop starts
         super().run_loop(loop)
 
-    def run_block(self, block: Block) -> None:
+    def _run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
         root = self.compiled.roots[block.name]
         plan = self._root_plans.get(block.name)
