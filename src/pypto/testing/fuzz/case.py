@@ -16,7 +16,8 @@ from pypto.testing.fuzz.golden import PYPTO_DTYPE, prelude
 
 @dataclass
 class Param:
-    """A kernel tensor parameter. `shape` entries are ints or "DYN" (pypto.DYNAMIC); the
+    """A kernel tensor parameter. `shape` entries are ints, "DYN" (pypto.DYNAMIC) or "N" (the
+    named dynamic dim `N = pypto.frontend.dynamic("N")`, shared by the parameters); the
     concrete sizes of each call are in `Case.calls`. Inputs are drawn uniformly in
     [low, high] (integers for int32); outputs start as random data, so a missed write shows."""
     name: str
@@ -193,6 +194,8 @@ def script(case: Case) -> str:
         head,
         "import os\n\nimport torch\n\nimport pypto",
         prelude(),
+        ('N = pypto.frontend.dynamic("N")\n'
+         if any("N" in p.shape for p in case.params) else "") +
         f"SEED = {case.seed * 100003 + case.index}\n"
         f"RUNTIME = {{}}\n"
         f"EXPECT = {case.expect!r}\n"

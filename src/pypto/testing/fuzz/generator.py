@@ -3,7 +3,7 @@
 `pypto.loop`, views, assembles and plain operators. One function per family; `generate(seed,
 index)` picks the family and is deterministic in (seed, index).
 
-Families: elementwise, broadcast, reduce, cast, matmul, view, layout, loop, cond, unroll,
+Families: elementwise, broadcast, reduce, softmax, cast, matmul, view, layout, loop, cond, unroll,
 nested, carried, tiles, invalid. A small share of kernels is invalid on purpose (family
 "invalid", and out-of-range slices or views elsewhere): they must raise a named pypto error.
 """
@@ -46,8 +46,10 @@ def elementwise(b: Builder) -> None:
     rng = b.rng
     dt, shape = pick_dtype(rng), pick_shape(rng)
     dynamic = rng.random() < 0.25  # dim 0 DYNAMIC, called with several sizes
-    shape_ann = ("DYN",) + shape[1:] if dynamic else shape
-    xs = [_input(b, shape_ann, dt, divisor=i > 0) for i in range(rng.randint(1, 3))]
+    n_in = rng.randint(1, 3)
+    # one input: pypto.DYNAMIC; several: a named dim N, which tells PyPTO they agree
+    shape_ann = (("N" if n_in > 1 else "DYN"),) + shape[1:] if dynamic else shape
+    xs = [_input(b, shape_ann, dt, divisor=i > 0) for i in range(n_in)]
     xs = [Val(x.name, shape, x.dt, x.lo, x.hi) for x in xs]
     out = b.param(shape_ann, dt, "out")
     extra = b.param(shape_ann, dt, "out") if rng.random() < 0.3 else None
@@ -103,24 +105,51 @@ def reduce(b: Builder) -> None:
              gop.format(x=v.name, d=dim_text, k=keep), v, shape=rshape, lo=lo, hi=hi,
              acc=v.acc + (n if op == "sum" else 0))
     back = keep and rng.random() < 0.5
-    if back and rng.random() < 0.3 and len(shape) >= 2:
-        # the reduced value reshaped (dropping its size-1 dim) and broadcast back
-        squeezed = tuple(d for i, d in enumerate(rshape) if i != dim)
-        if len(squeezed) < len(shape) and dim == 0:
-            r = b.op(f"pypto.reshape({r.name}, {list(squeezed)})",
-                     f"{r.name}.reshape({list(squeezed)})", r, shape=squeezed, depth=r.depth)
+    bshape = shape
+    ones = [i for i, d in enumerate(rshape) if d == 1]
+    if back and len(shape) >= 2 and ones and rng.random() < 0.35:
+        # the reduced value reshaped (one size-1 dim dropped) and broadcast against v
+        drop = rng.choice(ones)
+        squeezed = tuple(d for i, d in enumerate(rshape) if i != drop)
+        padded = (1,) * (len(shape) - len(squeezed)) + squeezed
+        if all(a == c or 1 in (a, c) for a, c in zip(shape, padded)):
+            bshape = tuple(max(a, c) for a, c in zip(shape, padded))
+            if math.prod(bshape) <= 8192:
+                r = b.op(f"pypto.reshape({r.name}, {list(squeezed)})",
+                         f"{r.name}.reshape({list(squeezed)})", r, shape=squeezed,
+                         depth=r.depth)
+            else:
+                bshape = shape
     if back:
-        out = b.param(shape, dt, "out")
-        b.vec_tile(shape, dt, force=rng.random() < 0.3)
+        out = b.param(bshape, dt, "out")
+        b.vec_tile(bshape, dt, force=rng.random() < 0.3 or bshape != shape)
         s = b.op(f"{v.name} - {r.name}" if op != "sum" else f"{r.name} + {v.name}",
                  f"{v.name} - {r.name}" if op != "sum" else f"{r.name} + {v.name}", v,
-                 shape=shape, lo=-abs(lo) - v.mag, hi=abs(hi) + v.mag,
+                 shape=bshape, lo=-abs(lo) - v.mag, hi=abs(hi) + v.mag,
                  depth=r.depth + 1, acc=r.acc)
         b.store(out, s)
     else:
         out = b.param(r.shape, dt, "out")
         b.vec_tile(r.shape, dt)
         b.store(out, r)
+
+
+def softmax(b: Builder) -> None:
+    """pypto.softmax along a random dim (FP32 inside, one rounding), then elementwise work."""
+    rng = b.rng
+    dt = pick_dtype(rng, ints=False)
+    shape = pick_shape(rng, rank=rng.randint(1, 3))
+    x = _input(b, shape, dt)
+    dim = rng.randrange(len(shape)) - (len(shape) if rng.random() < 0.5 else 0)
+    b.vec_tile(shape, dt)
+    v = chain(b, x, rng.randint(0, 1))
+    if v.mag > 8:
+        v = b.op(f"pypto.tanh({v.name})", f"torch.tanh({v.name})", v, lo=-1, hi=1)
+    v = b.op(f"pypto.softmax({v.name}, {dim})", f"torch.softmax({v.name}, {dim})", v,
+             lo=0.0, hi=1.0, acc=v.acc + shape[dim], depth=v.depth + 2)
+    v = chain(b, v, rng.randint(0, 2))
+    out = b.param(shape, dt, "out")
+    b.store(out, v)
 
 
 def cast(b: Builder) -> None:
@@ -186,32 +215,61 @@ def matmul(b: Builder) -> None:
     b.store(out, v)
 
 
+def _region(x: Val, starts, stops, form: str) -> tuple[str, str]:
+    """Kernel and golden text of the region [starts, stops) of 2-D `x`: a slice or a view."""
+    if form == "slice":
+        idx = ", ".join(f"{a}:{c}" for a, c in zip(starts, stops))
+        kernel = f"{x.name}[{idx}]"
+    else:
+        shape = [c - a for a, c in zip(starts, stops)]
+        kernel = f"pypto.view({x.name}, {shape}, {list(starts)})"
+    return kernel, f"SL({x.name}, {list(starts)}, {list(stops)})"
+
+
 def view(b: Builder) -> None:
-    """Slices and views of an input, computed on and assembled into the output."""
+    """Slices and views of an input (along rows or columns), computed on and assembled into
+    the output; sometimes a block is overwritten later (write order) or an output is read
+    back after it was written."""
     rng = b.rng
     dt = pick_dtype(rng)
-    rows, cols = rng.choice([4, 8, 16, 24, 33]), rng.choice([8, 16, 32, 64])
-    x = _input(b, (rows, cols), dt)
-    out = b.param((rows, cols), dt, "out")
-    cuts = sorted(set([0, rows] + [rng.randint(1, rows - 1) for _ in range(rng.randint(0, 2))
-                                   if rows > 1]))
-    b.vec_tile((rows, cols), dt)
+    rows, cols = rng.choice([4, 8, 16, 24, 33]), rng.choice([16, 32, 64])
+    shape = (rows, cols)
+    x = _input(b, shape, dt)
+    out = b.param(shape, dt, "out")
+    axis = 0 if rng.random() < 0.7 else 1
+    size = shape[axis]
+    step = 1 if axis == 0 else 16  # column pieces stay 32-byte aligned
+    cuts = sorted({0, size} | {rng.randrange(step, size, step) for _ in range(rng.randint(0, 2))
+                               if size > step})
+    b.vec_tile(shape, dt)
     for lo, hi in zip(cuts, cuts[1:]):
-        h = hi - lo
-        if rng.random() < 0.05:  # out of range on purpose: torch would clamp, PyPTO must not
-            hi, b.notes = hi + rows, b.notes + ["slice past the end"]
-        form = rng.random()
-        if form < 0.5:
-            piece = b.op(f"{x.name}[{lo}:{hi}, :]", f"SL({x.name}, [{lo}, 0], [{hi}, {cols}])",
-                         x, shape=(h, cols), depth=0)
-        else:
-            piece = b.op(f"pypto.view({x.name}, [{h}, {cols}], [{lo}, 0])",
-                         f"SL({x.name}, [{lo}, 0], [{lo + h}, {cols}])", x,
-                         shape=(h, cols), depth=0)
+        starts, stops = [0, 0], list(shape)
+        starts[axis], stops[axis] = lo, hi
+        pshape = tuple(c - a for a, c in zip(starts, stops))
+        form = rng.choice(["slice", "view"])
+        if form == "slice" and rng.random() < 0.05:
+            # out of range on purpose: torch would clamp the slice, PyPTO must name it
+            stops = list(stops)
+            stops[axis] += size
+            b.notes.append("slice past the end")
+        kernel, golden = _region(x, starts, stops, form)
+        piece = b.op(kernel, golden, x, shape=pshape, depth=0)
         if rng.random() < 0.3:
-            b.vec_tile((h, cols), dt, force=True)
+            b.vec_tile(pshape, dt, force=True)
         v = chain(b, piece, rng.randint(1, 2))
-        b.store(out, v, offsets=[lo, 0])
+        b.store(out, v, offsets=starts)
+    if rng.random() < 0.3:  # overwrite an inner block: the later write must win
+        r0 = rng.randrange(rows)
+        r1 = rng.randint(r0 + 1, rows)
+        kernel, golden = _region(x, [r0, 0], [r1, 16], rng.choice(["slice", "view"]))
+        piece = b.op(kernel, golden, x, shape=(r1 - r0, 16), depth=0)
+        b.vec_tile(piece.shape, dt, force=True)
+        b.store(out, chain(b, piece, 1), offsets=[r0, 0])
+    if rng.random() < 0.25:  # read the output back after the writes
+        back = Val(out.name, shape, dt, -9.0, 9.0, b.checks[out.name][0], 0)
+        out2 = b.param(shape, dt, "out")
+        b.vec_tile(shape, dt, force=True)
+        b.store(out2, chain(b, back, 1))
 
 
 def layout(b: Builder) -> None:
@@ -273,6 +331,15 @@ def layout(b: Builder) -> None:
                  depth=0)
     b.vec_tile(v.shape, dt, force=True)
     v = chain(b, v, rng.randint(1, 2))
+    if len(v.shape) >= 2 and rng.random() < 0.25:
+        # the output is declared flat and written through an in-place reshape of itself
+        out = b.param((math.prod(v.shape),), dt, "out")
+        b.emit(f"o = pypto.reshape({out.name}, {list(v.shape)}, inplace=True)",
+               f"o = {out.name}.reshape({list(v.shape)})")
+        b.store(Val("o", v.shape, dt), v)
+        b.checks[out.name] = b.checks.pop("o")
+        b.notes.append("output written through an in-place reshape")
+        return
     out = b.param(v.shape, dt, "out")
     b.store(out, v)
 
@@ -287,7 +354,7 @@ def _dynamic_rows(b: Builder, block: int) -> list[int]:
 
 
 def _dyn_calls(b: Builder, rows: list[int]) -> None:
-    b.calls = [{p.name: [r if d == "DYN" else d for d in p.shape] for p in b.params}
+    b.calls = [{p.name: [r if d in ("DYN", "N") else d for d in p.shape] for p in b.params}
                for r in rows]
 
 
@@ -512,7 +579,7 @@ def invalid(b: Builder) -> None:
 
 FAMILIES = {
     "elementwise": (elementwise, 10), "broadcast": (broadcast, 6), "reduce": (reduce, 7),
-    "cast": (cast, 4), "matmul": (matmul, 7), "view": (view, 5), "layout": (layout, 7),
+    "cast": (cast, 4), "softmax": (softmax, 2), "matmul": (matmul, 7), "view": (view, 5), "layout": (layout, 7),
     "loop": (loop, 7), "cond": (cond, 4), "unroll": (unroll, 3), "nested": (nested, 3),
     "carried": (carried, 3), "tiles": (tiles, 5), "invalid": (invalid, 2),
 }
