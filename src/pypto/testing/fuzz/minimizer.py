@@ -101,14 +101,14 @@ def _tile_lines(stmts: list):
 
 def _shrink_tiles(case: Case, holds: Predicate, budget: _Budget) -> Case:
     """Shrink each tile dim while the failure holds: to 1 (all but the last dim), else by
-    halves (the last dim only to multiples of 8 elements: it stays 32-byte aligned)."""
+    halves (the last dim only to multiples of 16 elements: 32-byte aligned for every dtype)."""
     for line in list(_tile_lines(case.body)):
         for d in range(len(line.tile)):
             last = d == len(line.tile) - 1
             while budget.spend():
                 old = line.tile[d]
                 cands = [c for c in ([] if last else [1]) + [old // 2]
-                         if 1 <= c < old and (not last or c % 8 == 0)]
+                         if 1 <= c < old and (not last or c % 16 == 0)]
                 for cand in cands:
                     line.tile[d] = cand  # tile lists are private to this (copied) case
                     if holds(case):

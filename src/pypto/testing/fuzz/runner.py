@@ -6,7 +6,9 @@ default tile executor), "reference" (`runtime_options={"executor": "reference"}`
 "checked" (OPENPTO_CHECK_EXECUTORS=1, both executors must agree). Outcomes, worst first:
 
     crash           the worker process died
-    slow            the case ran past the timeout (the worker is killed and replaced)
+    slow            the case used more than the timeout in CPU seconds, or more than
+                    HANG_FACTOR times it in wall seconds (the worker is killed and replaced;
+                    CPU time keeps the verdict stable on a machine shared with other work)
     internal_error  a non-pypto exception, or a pypto error on a valid kernel
     mismatch        a result differs from the golden (or an invalid kernel ran silently, or
                     dynamic sizes recompiled, or the checked mode saw the executors disagree)
@@ -33,6 +35,18 @@ from pypto.testing.fuzz.case import Case, script
 MODES = ("tile", "reference", "checked")
 SEVERITY = ["ok", "expected_error", "mismatch", "internal_error", "slow", "crash"]
 RECYCLE_AFTER = 150  # cases per worker before it is replaced (compiled kernels pile up)
+HANG_FACTOR = 4      # wall-clock limit, in timeouts, for a case that sleeps or blocks
+POLL = 0.25          # seconds between CPU-time checks of busy workers
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` (Linux /proc), None where unavailable."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @dataclass
@@ -151,12 +165,27 @@ class _Worker:
         child.close()
         self.task = None
         self.started = 0.0
+        self.cpu0: float | None = None
         self.done = 0
 
     def submit(self, key, source: str, fname: str) -> None:
         self.task = key
         self.started = time.perf_counter()
+        self.cpu0 = _cpu_seconds(self.proc.pid)
         self.conn.send((key, source, fname))
+
+    def overrun(self, now: float, timeout: float) -> str | None:
+        """Why the running case is over its limit, or None."""
+        wall = now - self.started
+        cpu = _cpu_seconds(self.proc.pid)
+        if self.cpu0 is None or cpu is None:
+            return f"over the {timeout:g} s timeout" if wall >= timeout else None
+        if cpu - self.cpu0 >= timeout:
+            return f"over the {timeout:g} s timeout ({cpu - self.cpu0:.1f} CPU s)"
+        if wall >= HANG_FACTOR * timeout:
+            return (f"no result after {wall:.0f} s wall ({cpu - self.cpu0:.1f} CPU s): "
+                    f"blocked")
+        return None
 
     def stop(self, kill=False) -> None:
         if kill:
@@ -211,8 +240,7 @@ class Pool:
                     w.submit(id(case), script(case), f"{case.name}.py")
                     running[id(case)] = case
             busy = [w for w in self.workers if w.task is not None]
-            deadline = min(w.started for w in busy) + self.timeout
-            ready = wait([w.conn for w in busy], timeout=max(0.0, deadline - time.perf_counter()))
+            ready = wait([w.conn for w in busy], timeout=POLL)
             now = time.perf_counter()
             for i, w in enumerate(self.workers):
                 if w.task is None:
@@ -231,13 +259,12 @@ class Pool:
                     w.task = None
                     w.done += 1
                     yield running.pop(key), Result(**res)
-                elif now - w.started >= self.timeout:
+                elif (why := w.overrun(now, self.timeout)) is not None:
                     key = w.task
                     w.stop(kill=True)
                     self.workers[i] = self._spawn()
-                    yield running.pop(key), Result(
-                        "slow", "timeout", f"over the {self.timeout:g} s timeout",
-                        seconds=now - w.started)
+                    yield running.pop(key), Result("slow", "timeout", why,
+                                                   seconds=now - w.started)
 
     def run_one(self, case: Case) -> Result:
         return next(iter(self.run([case])))[1]
