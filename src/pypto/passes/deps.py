@@ -12,16 +12,18 @@ Takes a `TileGraph` with ops → the same graph with `edges`. Two kinds of edge:
 """
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 
+from pypto.box_grid import BoxGrid
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
-from pypto.symbolic import Const
-from pypto.passes.tile_graph import FUSE, GM, ORDER, Region, TileGraph, TileOp, overlaps
+from pypto.passes.tile_graph import (FUSE, GM, ORDER, Region, TileGraph, TileOp, overlaps,
+                                     split_offset)
 
 
 def _touches(a: Region, b: Region) -> bool:
+    """Whether two accesses may touch: the rule `_RegionIndex` answers without testing every
+    pair (tests check it against this)."""
     if not a.shape or not b.shape or len(a.shape) != len(b.shape):
         return True  # whole or reshaped access: assume overlap
     return overlaps(a.offsets, a.shape, b.offsets, b.shape)
@@ -44,76 +46,118 @@ def gm_resident_storages(graph: TileGraph) -> set[int]:
 
 
 class _RegionIndex:
-    """Tile ops with the region each touches, indexed by grid cell when the regions tile the
-    tensor uniformly with constant offsets (the usual case), so that finding the ops touching a
-    region is a lookup, not a scan of every earlier tile."""
+    """Tile ops with a region each (one entry per region: an op reading two windows of one
+    storage has two), answering which earlier entries may touch a region: exactly the entries
+    the all-pairs `_touches` scan keeps, in the order they were added (program order).
+
+    Entries are grouped by rank and by the symbolic parts of their offsets (`split_offset`):
+    inside a group every offset difference is a constant, so the constant parts go on a
+    `BoxGrid` and a query looks at the cells its window covers, not at every earlier tile.
+    Dims whose symbolic parts differ between the query and a group cannot be compared (the
+    scan assumes an overlap there); such groups are scanned on their comparable dims."""
 
     def __init__(self) -> None:
         self.ops: list[TileOp] = []
-        self.regions: dict[int, Region] = {}
-        self.cells: dict[tuple[int, ...], list[TileOp]] | None = {}
-        self.tile: tuple[int, ...] | None = None
+        self.regions: list[Region] = []
+        self.always: list[int] = []      # whole ops and unshaped regions: touch everything
+        self.by_rank: dict[int, list[int]] = defaultdict(list)
+        self.groups: dict[int, dict[tuple[frozenset, ...], _Group]] = defaultdict(dict)
 
     def __bool__(self) -> bool:
         return bool(self.ops)
 
     def add(self, op: TileOp, region: Region | None = None) -> None:
         r = region if region is not None else op.output
+        entry = len(self.ops)
         self.ops.append(op)
-        self.regions[op.id] = r
-        if self.cells is None:
+        self.regions.append(r)
+        if op.kind == "whole" or not r.shape:
+            self.always.append(entry)
             return
-        offs = _const_offsets(r)
-        if op.kind == "whole" or offs is None or not r.shape or (
-                self.tile is not None and r.shape != self.tile):
-            self.cells = None
-            return
-        self.tile = r.shape
-        cell = _aligned_cell(offs, r.shape)
-        if cell is None:
-            self.cells = None
-            return
-        self.cells.setdefault(cell, []).append(op)
+        rank = len(r.shape)
+        self.by_rank[rank].append(entry)
+        keys, consts = _split(r)
+        group = self.groups[rank].get(keys)
+        if group is None:
+            group = self.groups[rank][keys] = _Group()
+        group.add(entry, consts, r.shape)
 
     def overlapping(self, region: Region, everything: bool) -> list[TileOp]:
         if not self.ops:
             return []
-        offs = _const_offsets(region)
-        if everything or self.cells is None or offs is None or len(offs) != len(self.tile):
-            return [p for p in self.ops if everything or p.kind == "whole"
-                    or _touches(self.regions[p.id], region)]
-        cell = _aligned_cell(offs, self.tile) if region.shape == self.tile else None
-        if cell is not None:
-            # exactly one cell, whose ops are in program order (= id order): the usual read
-            # of a tile that matches its producer's
-            return list(self.cells.get(cell, ()))
-        ranges = [range(o // t, -(-(o + s) // t)) for o, s, t in zip(offs, region.shape,
-                                                                    self.tile)]
-        found = []
-        for cell in itertools.product(*ranges):
-            found.extend(self.cells.get(cell, ()))
-        found.sort(key=lambda p: p.id)
-        return found
+        if everything or not region.shape:
+            return list(self.ops)
+        rank = len(region.shape)
+        found = list(self.always)
+        for r, entries in self.by_rank.items():
+            if r != rank:
+                found.extend(entries)   # another rank (a reshaped access): assume overlap
+        keys, consts = _split(region)
+        for group_keys, group in self.groups.get(rank, {}).items():
+            if group_keys == keys:
+                found.extend(group.touching(consts, region.shape))
+                continue
+            dims = [d for d, (a, b) in enumerate(zip(group_keys, keys)) if a == b]
+            found.extend(group.touching_on(dims, consts, region.shape))
+        if len(found) > 1:
+            found.sort()
+        ops = self.ops
+        return [ops[e] for e in found]
 
 
-def _aligned_cell(offsets: tuple[int, ...], tile: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The grid cell of a window at `offsets` on a grid of `tile`, None when off the grid."""
-    cell = []
-    for o, t in zip(offsets, tile):
-        q, rest = divmod(o, t)
-        if rest:
-            return None
-        cell.append(q)
-    return tuple(cell)
+class _Group:
+    """Entries of one rank whose offsets share their symbolic parts: constant boxes."""
+
+    def __init__(self) -> None:
+        self.entries: list[int] = []
+        self.boxes: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self.grid = BoxGrid()
+
+    def add(self, entry: int, consts: tuple[int, ...], shape: tuple[int, ...]) -> None:
+        self.entries.append(entry)
+        self.boxes[entry] = (consts, shape)
+        self.grid.add(consts, shape, entry)
+
+    def touching(self, consts: tuple[int, ...], shape: tuple[int, ...]) -> list[int]:
+        out = []
+        seen = set()
+        boxes = self.boxes
+        for e in self.grid.near(consts, shape):
+            if e in seen:
+                continue
+            seen.add(e)
+            offs, ext = boxes[e]
+            for ao, asz, bo, bsz in zip(offs, ext, consts, shape):
+                d = ao - bo
+                if d >= bsz or -d >= asz:
+                    break
+            else:
+                out.append(e)
+        return out
+
+    def touching_on(self, dims: list[int], consts: tuple[int, ...],
+                    shape: tuple[int, ...]) -> list[int]:
+        """The entries touching the query on `dims` (the comparable ones), by a scan."""
+        out = []
+        for e in self.entries:
+            offs, ext = self.boxes[e]
+            for i in dims:
+                d = offs[i] - consts[i]
+                if d >= shape[i] or -d >= ext[i]:
+                    break
+            else:
+                out.append(e)
+        return out
 
 
-def _const_offsets(r: Region) -> tuple[int, ...] | None:
-    out = []
+def _split(r: Region) -> tuple[tuple[frozenset, ...], tuple[int, ...]]:
+    """A region's offsets as (symbolic parts, constant parts)."""
+    keys, consts = [], []
     for o in r.offsets:
-        if not isinstance(o, Const):
-            return None
-        out.append(o.value)
-    return tuple(out)
+        k, c = split_offset(o)
+        keys.append(k)
+        consts.append(c)
+    return tuple(keys), tuple(consts)
 
 
 def link(graph: TileGraph) -> TileGraph:

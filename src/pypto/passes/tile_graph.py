@@ -148,6 +148,27 @@ def overlaps(a_off: tuple[Expr, ...], a_shape: tuple[int, ...], b_off: tuple[Exp
     return True
 
 
+_NO_SYMBOLS: frozenset = frozenset()
+_SPLIT: dict[Expr, tuple[frozenset, int]] = {}
+
+
+def split_offset(e: Expr) -> tuple[frozenset, int]:
+    """`e` as (symbolic part, constant part). Two offsets have a constant difference (all that
+    `overlaps` can compare) exactly when their symbolic parts are equal, and then it is the
+    difference of their constant parts: the key by which `deps` groups regions."""
+    if type(e) is Const:
+        return _NO_SYMBOLS, e.value
+    found = _SPLIT.get(e)
+    if found is None:
+        from pypto.symbolic import _poly
+        poly = _poly(e)
+        c = poly.pop((), 0)
+        if len(_SPLIT) > 1 << 16:
+            _SPLIT.clear()   # bounded across many compiles; any one block needs few entries
+        found = _SPLIT[e] = (frozenset(poly.items()), c)
+    return found
+
+
 def same_window(a: Region, b_off: tuple[Expr, ...], b_shape: tuple[int, ...]) -> bool:
     return a.shape == tuple(b_shape) and all(x == y for x, y in zip(a.offsets, b_off))
 

@@ -16,6 +16,7 @@ import weakref
 from collections import defaultdict
 from typing import Any, Iterable
 
+from pypto.box_grid import BoxGrid
 from pypto.machine.result import SimTask
 from pypto.gc_pause import gc_paused
 
@@ -145,32 +146,24 @@ _Group = dict[str, dict[int, list[int]]]
 
 
 class _BoxIndex:
-    """Accesses of one storage grouped by box, the boxes bucketed by their rows (first dim), so
-    finding the earlier accesses a box overlaps looks at its rows' buckets, not at every access
-    of the window.
+    """Accesses of one storage grouped by box, the boxes on a `BoxGrid` (cells the size of the
+    first box, typically the tile), so finding the earlier accesses a box overlaps looks at the
+    cells it covers, not at every access of the window.
     NOTE: the instances of a loop touch the same few boxes over and over (a tile of a running
     state, a block of the cache): grouping by box tests each distinct box once per query
     instead of once per earlier task, and hands back whole per-instance id lists.
-    NOTE: the bucket height is the first access's row extent (typically the tile height).
     NOTE: the answer for a box is kept until a new box arrives: the instances of a loop ask
     about the same boxes over and over, between which only the id lists grow."""
 
     def __init__(self) -> None:
-        self.height = 0
         self.rank = -1
         self.mixed = False   # accesses of different ranks (reshaped aliases): scan them all
         self.boxes: dict[tuple, _Group] = {}
-        self.buckets: dict[int, list[tuple[tuple, _Group]]] = defaultdict(list)
+        self.grid = BoxGrid()
         self._found: dict[tuple, tuple[int, list[_Group]]] = {}  # box -> (len(boxes), groups)
 
-    def _rows(self, offs: tuple[int, ...], ext: tuple[int, ...]) -> range:
-        if not offs:
-            return range(0, 1)
-        return range(offs[0] // self.height, (offs[0] + max(ext[0], 1) - 1) // self.height + 1)
-
     def add(self, task: SimTask, acc: Access) -> None:
-        if not self.height:
-            self.height = max(acc[2][0], 1) if acc[2] else 1
+        if self.rank < 0:
             self.rank = len(acc[1])
         self.mixed = self.mixed or len(acc[1]) != self.rank
         box = (acc[1], acc[2])
@@ -178,8 +171,7 @@ class _BoxIndex:
         if group is None:
             group = self.boxes[box] = {}
             if not self.mixed:
-                for b in self._rows(*box):
-                    self.buckets[b].append((box, group))
+                self.grid.add(acc[1], acc[2], (box, group))
         by_instance = group.get(task.root)
         if by_instance is None:
             by_instance = group[task.root] = {}
@@ -191,7 +183,7 @@ class _BoxIndex:
 
     def overlapping(self, acc: Access) -> list[_Group]:
         """The groups of the earlier boxes `acc` overlaps, each once."""
-        if not self.height:
+        if not self.boxes:
             return []
         offs, ext = acc[1], acc[2]
         known = self._found.get((offs, ext))
@@ -206,18 +198,15 @@ class _BoxIndex:
         if self.mixed or len(offs) != self.rank:
             return [g for (o, e), g in self.boxes.items() if _overlap(acc, (0, o, e))]
         found = []
-        rows = self._rows(offs, ext)
-        seen: set[tuple] | None = set() if len(rows) > 1 else None
-        for b in rows:
-            for box, group in self.buckets.get(b, ()):
-                if seen is not None:
-                    if box in seen:
-                        continue
-                    seen.add(box)
-                o, e = box
-                for x, xe, y, ye in zip(offs, ext, o, e):
-                    if x >= y + ye or y >= x + xe:
-                        break
-                else:
-                    found.append(group)
+        seen: set[tuple] = set()
+        for box, group in self.grid.near(offs, ext):
+            if box in seen:
+                continue
+            seen.add(box)
+            o, e = box
+            for x, xe, y, ye in zip(offs, ext, o, e):
+                if x >= y + ye or y >= x + xe:
+                    break
+            else:
+                found.append(group)
         return found
