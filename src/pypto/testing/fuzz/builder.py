@@ -29,6 +29,7 @@ class Val:
     hi: float = 2.0
     depth: int = 0
     acc: int = 0
+    scale: float = 2.0  # the largest magnitude on the way to this value (error scale)
 
     @property
     def mag(self) -> float:
@@ -70,12 +71,14 @@ class Builder:
         return f"v{self.count}"
 
     def op(self, pypto_expr: str, golden_expr: str, like: Val, *, shape=None, dt=None,
-           lo=None, hi=None, depth=None, acc=None, primary: Val | None = None) -> Val:
+           lo=None, hi=None, depth=None, acc=None, primary: Val | None = None,
+           scale: float | None = None) -> Val:
         """`vN = pypto_expr` in the kernel, `vN = R(golden_expr, dt)` in the golden."""
         dt = dt or like.dt
         v = Val(self.fresh(), tuple(shape if shape is not None else like.shape), dt,
                 like.lo if lo is None else lo, like.hi if hi is None else hi,
                 like.depth + 1 if depth is None else depth, like.acc if acc is None else acc)
+        v.scale = max(like.scale if scale is None else scale, v.mag)
         src = primary or like
         self.emit(f"{v.name} = {pypto_expr}", f"{v.name} = R({golden_expr}, '{dt}')",
                   v.name, src.name if src.shape == v.shape and src.dt == v.dt else None)
@@ -92,8 +95,8 @@ class Builder:
 
     def store(self, out: Val, v: Val, offsets=None, style=None) -> None:
         """Write `v` into output `out` at `offsets` (None: the whole output, `out[:] = v`)."""
-        depth, acc = self.checks.get(out.name, (0, 0))
-        self.checks[out.name] = (max(depth, v.depth), max(acc, v.acc))
+        depth, acc, scale = self.checks.get(out.name, (0, 0, 1.0))
+        self.checks[out.name] = (max(depth, v.depth), max(acc, v.acc), max(scale, v.scale))
         if offsets is None:
             self.emit(f"{out.name}[:] = {v.name}",
                       f"ASM({out.name}, {v.name}, [0] * {len(out.shape)})")
@@ -131,7 +134,7 @@ class Builder:
         calls = self.calls or [static]
         for p in self.params:
             if p.role == "out" and p.name not in self.checks:
-                self.checks[p.name] = (0, 0)
+                self.checks[p.name] = (0, 0, 1.0)
         return Case(self.seed, self.index, self.family, self.params, self.root, calls,
                     self.checks, self.expect, "; ".join(self.notes))
 

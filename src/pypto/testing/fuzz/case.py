@@ -61,7 +61,7 @@ class Case:
     params: list
     body: list
     calls: list                      # one {param name: concrete shape} per kernel call
-    checks: dict = field(default_factory=dict)  # output name -> (depth, acc)
+    checks: dict = field(default_factory=dict)  # output name -> (depth, acc, scale)
     expect: str | None = None        # the kernel is invalid: it must raise this pypto error
     note: str = ""
 

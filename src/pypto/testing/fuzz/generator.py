@@ -266,7 +266,8 @@ def view(b: Builder) -> None:
         b.vec_tile(piece.shape, dt, force=True)
         b.store(out, chain(b, piece, 1), offsets=[r0, 0])
     if rng.random() < 0.25:  # read the output back after the writes
-        back = Val(out.name, shape, dt, -9.0, 9.0, b.checks[out.name][0], 0)
+        back = Val(out.name, shape, dt, -9.0, 9.0, b.checks[out.name][0], 0,
+                   b.checks[out.name][2])
         out2 = b.param(shape, dt, "out")
         b.vec_tile(shape, dt, force=True)
         b.store(out2, chain(b, back, 1))
@@ -515,9 +516,9 @@ def carried(b: Builder) -> None:
             with b.block("if pypto.is_loop_end(i)", "if i == n - 1"):
                 b.emit(f"{acc.name}[:] = {state}", f"ASM({acc.name}, {state}, [0, 0])")
     depth = 2 + (rows + 4 if combine == "add" else 0)
-    b.checks[acc.name] = (depth, rows + 4)
+    b.checks[acc.name] = (depth, rows + 4, rows + 4.0)
     if prefix is not None:
-        b.checks[prefix.name] = (depth, rows + 4)
+        b.checks[prefix.name] = (depth, rows + 4, rows + 4.0)
     _dyn_calls(b, sorted({rows, rng.randint(1, rows), rows + 3}))
 
 

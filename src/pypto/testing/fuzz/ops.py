@@ -128,7 +128,7 @@ def binary(b: Builder, x: Val, y: Val, shape=None) -> Val:
     lo, hi = rng(x, y)
     return b.op(ktext.format(a=x.name, b=y.name), gtext.format(a=x.name, b=y.name), x,
                 shape=shape, lo=lo, hi=hi, depth=max(x.depth, y.depth) + 1,
-                acc=max(x.acc, y.acc))
+                acc=max(x.acc, y.acc), scale=max(x.scale, y.scale))
 
 
 def squash(b: Builder, v: Val) -> Val:
