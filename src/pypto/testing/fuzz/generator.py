@@ -4,7 +4,7 @@
 index)` picks the family and is deterministic in (seed, index).
 
 Families: elementwise, broadcast, reduce, softmax, cast, matmul, view, layout, loop, cond, unroll,
-nested, carried, tiles, invalid. A small share of kernels is invalid on purpose (family
+nested, carried, tiles, attention, recurrence, triangle, invalid. A small share of kernels is invalid on purpose (family
 "invalid", and out-of-range slices or views elsewhere): they must raise a named pypto error.
 """
 from __future__ import annotations
@@ -84,7 +84,9 @@ def reduce(b: Builder) -> None:
     rng = b.rng
     dt = pick_dtype(rng)
     shape = pick_shape(rng)
-    x = _input(b, shape, dt)
+    dynamic = len(shape) >= 2 and rng.random() < 0.25  # dim 0 DYNAMIC, several sizes
+    x = _input(b, ("DYN",) + shape[1:] if dynamic else shape, dt)
+    x = Val(x.name, shape, x.dt, x.lo, x.hi)
     op = rng.choice(["sum", "amax", "amin"])
     dim = rng.randrange(len(shape))
     keep = len(shape) == 1 or rng.random() < 0.6
@@ -120,8 +122,20 @@ def reduce(b: Builder) -> None:
                          depth=r.depth)
             else:
                 bshape = shape
+    rows = sorted({shape[0], rng.randint(1, 40), rng.randint(1, 40)})
+
+    def output(oshape):
+        if dynamic and oshape and oshape[0] == shape[0] and (dim != 0 or back):
+            return b.param(("DYN",) + tuple(oshape[1:]), dt, "out")
+        return b.param(oshape, dt, "out")
+
+    if dynamic:
+        if dim == 0 and not back:
+            # the reduced dim is the dynamic one: every output is static
+            r.acc = v.acc + (max(rows) if op == "sum" else 0)
+        b.notes.append("dynamic dim 0")
     if back:
-        out = b.param(bshape, dt, "out")
+        out = output(bshape)
         b.vec_tile(bshape, dt, force=rng.random() < 0.3 or bshape != shape)
         s = b.op(f"{v.name} - {r.name}" if op != "sum" else f"{r.name} + {v.name}",
                  f"{v.name} - {r.name}" if op != "sum" else f"{r.name} + {v.name}", v,
@@ -129,9 +143,11 @@ def reduce(b: Builder) -> None:
                  depth=r.depth + 1, acc=r.acc)
         b.store(out, s)
     else:
-        out = b.param(r.shape, dt, "out")
+        out = output(r.shape)
         b.vec_tile(r.shape, dt)
         b.store(out, r)
+    if dynamic:
+        _dyn_calls(b, rows)
 
 
 def softmax(b: Builder) -> None:
@@ -540,6 +556,104 @@ def tiles(b: Builder) -> None:
     b.store(out, v)
 
 
+def attention(b: Builder) -> None:
+    """Row blocks of a dynamic query through matmul, scale, softmax, matmul (an attention
+    core), with the last block's valid rows given by valid_shape."""
+    rng = b.rng
+    dt = rng.choice(["fp16", "bf16", "fp32"])
+    d, s_len, block = rng.choice([16, 32]), rng.choice([16, 32, 48]), rng.choice([8, 16])
+    q = _input(b, ("DYN", d), dt)
+    k = _input(b, (s_len, d), dt)
+    v = _input(b, (s_len, d), dt)
+    out = b.param(("DYN", d), dt, "out")
+    b.emit("n = %s.shape[0]" % q.name, "n = %s.shape[0]" % q.name)
+    b.emit(f"pypto.set_cube_tile_shapes([16, 16], [16, {rng.choice([16, 32])}], [16, 16])")
+    b.tile([block, -(-s_len // 16) * 16])
+    with b.block(f"for i in pypto.loop(pypto.ceildiv(n, {block}), name='q', idx_name='i')",
+                 f"for i in range(-(-n // {block}))"):
+        b.emit(f"off = i * {block}", f"off = i * {block}")
+        qb = b.op(f"pypto.view({q.name}, [{block}, {d}], [off, 0], "
+                  f"valid_shape=[(n - off).min({block}), {d}])",
+                  f"VIEW({q.name}, [{block}, {d}], [off, 0], [min(n - off, {block}), {d}])", q,
+                  shape=(block, d), depth=0)
+        sc = b.op(f"pypto.matmul({qb.name}, {k.name}, pypto.DT_FP32, b_trans=True)",
+                  f"torch.matmul({qb.name}, {k.name}.transpose(-1, -2))", qb, dt="fp32",
+                  shape=(block, s_len), lo=-4.0 * d, hi=4.0 * d, depth=1, acc=d)
+        sc = b.op(f"{sc.name} * 0.125", f"{sc.name} * 0.125", sc, lo=-d / 2, hi=d / 2)
+        pr = b.op(f"pypto.softmax({sc.name}, -1)", f"torch.softmax({sc.name}, -1)", sc,
+                  lo=0.0, hi=1.0, depth=sc.depth + 2, acc=d + s_len)
+        if dt != "fp32":
+            pr = b.op(f"pypto.cast({pr.name}, {dt_attr(dt)})", pr.name, pr, dt=dt)
+        o = b.op(f"pypto.matmul({pr.name}, {v.name}, pypto.DT_FP32)",
+                 f"torch.matmul({pr.name}, {v.name})", pr, dt="fp32", shape=(block, d),
+                 lo=-2.0, hi=2.0, depth=pr.depth + 1, acc=d + s_len)
+        if dt != "fp32":
+            o = b.op(f"pypto.cast({o.name}, {dt_attr(dt)})", o.name, o, dt=dt)
+        b.store(out, o, offsets=["off", 0], style="slice")
+    _dyn_calls(b, _dynamic_rows(b, block))
+
+
+def recurrence(b: Builder) -> None:
+    """Each row reads the output row written by the previous iteration: the loop's
+    iterations must run in order and see each other's writes."""
+    rng = b.rng
+    dt = rng.choice(["fp32", "fp32", "bf16", "int32"])
+    cols = rng.choice([16, 32])
+    x = _input(b, ("DYN", cols), dt)
+    out = b.param(("DYN", cols), dt, "out")
+    b.emit(f"n = {x.name}.shape[0]", f"n = {x.name}.shape[0]")
+    b.tile(pick_tile(rng, (1, cols), dt))
+    rows = rng.randint(2, 9)
+    with b.block("for i in pypto.loop(n, name='rows', idx_name='i')", "for i in range(n)"):
+        row = b.op(f"{x.name}[i:i + 1, :]", f"{x.name}[i:i + 1, :]", x, shape=(1, cols),
+                   depth=0)
+        with b.block("if pypto.is_loop_begin(i)", "if i == 0") as node:
+            b.store(out, row, offsets=["i", 0], style="slice")
+        with b.orelse(node):
+            prev = b.op(f"{out.name}[i - 1:i, :]", f"{out.name}[i - 1:i, :]", row, depth=0)
+            if dt == "int32":
+                nxt = b.op(f"pypto.maximum({prev.name}, {row.name}) - 1",
+                           f"torch.maximum({prev.name}, {row.name}) - 1", row)
+            else:
+                half = b.op(f"{prev.name} * 0.5", f"{prev.name} * 0.5", prev)
+                nxt = b.op(f"{half.name} + {row.name}", f"{half.name} + {row.name}", half)
+            b.store(out, nxt, offsets=["i", 0], style="slice")
+    b.checks[out.name] = (2 * (rows + 4), 0, 4.0)
+    _dyn_calls(b, sorted({rows, rng.randint(1, rows), rows + 3}))
+
+
+def triangle(b: Builder) -> None:
+    """Nested loops whose inner bound is the outer index (lower-triangular blocks), or a
+    strided loop `pypto.loop(start, stop, step)`."""
+    rng = b.rng
+    dt = pick_dtype(rng)
+    if rng.random() < 0.5:
+        g, br, bc = rng.randint(2, 4), rng.choice([2, 4]), 16
+        x = _input(b, (g * br, g * bc), dt)
+        out = b.param((g * br, g * bc), dt, "out")
+        b.tile(pick_tile(rng, (br, bc), dt))
+        with b.block(f"for i in pypto.loop({g}, name='ri', idx_name='i')", f"for i in range({g})"):
+            with b.block("for j in pypto.loop(i + 1, name='cj', idx_name='j')",
+                         "for j in range(i + 1)"):
+                blk = b.op(f"pypto.view({x.name}, [{br}, {bc}], [i * {br}, j * {bc}])",
+                           f"{x.name}[i * {br}:(i + 1) * {br}, j * {bc}:(j + 1) * {bc}]", x,
+                           shape=(br, bc), depth=0)
+                b.store(out, chain(b, blk, rng.randint(1, 2)), offsets=[f"i * {br}", f"j * {bc}"])
+        return
+    cols = rng.choice([16, 32])
+    x = _input(b, ("DYN", cols), dt)
+    out = b.param(("DYN", cols), dt, "out")
+    start, step = rng.randint(0, 2), rng.randint(1, 3)
+    b.emit(f"n = {x.name}.shape[0]", f"n = {x.name}.shape[0]")
+    b.tile(pick_tile(rng, (1, cols), dt))
+    with b.block(f"for i in pypto.loop({start}, n, {step}, name='rows', idx_name='i')",
+                 f"for i in range({start}, n, {step})"):
+        row = b.op(f"{x.name}[i:i + 1, :]", f"{x.name}[i:i + 1, :]", x, shape=(1, cols),
+                   depth=0)
+        b.store(out, chain(b, row, rng.randint(1, 2)), offsets=["i", 0], style="slice")
+    _dyn_calls(b, sorted({rng.randint(1, 12), rng.randint(1, 12), 7}))
+
+
 # (kernel body lines, golden error) of deliberately invalid kernels; each names a rule
 INVALID = [
     ("tile rank", "x0: [8, 16]", ["pypto.set_vec_tile_shapes(8)", "out0[:] = x0 + 1.0"]),
@@ -582,7 +696,8 @@ FAMILIES = {
     "elementwise": (elementwise, 10), "broadcast": (broadcast, 6), "reduce": (reduce, 7),
     "cast": (cast, 4), "softmax": (softmax, 2), "matmul": (matmul, 7), "view": (view, 5), "layout": (layout, 7),
     "loop": (loop, 7), "cond": (cond, 4), "unroll": (unroll, 3), "nested": (nested, 3),
-    "carried": (carried, 3), "tiles": (tiles, 5), "invalid": (invalid, 2),
+    "carried": (carried, 3), "tiles": (tiles, 5), "attention": (attention, 3),
+    "recurrence": (recurrence, 2), "triangle": (triangle, 2), "invalid": (invalid, 2),
 }
 
 

@@ -67,6 +67,11 @@ BINARY_FLOAT = {
                 lambda a, b: (max(a.lo, b.lo), max(a.hi, b.hi))),
     "minimum": ("pypto.minimum({a}, {b})", "torch.minimum({a}, {b})", lambda a, b: True,
                 lambda a, b: (min(a.lo, b.lo), min(a.hi, b.hi))),
+    # a comparison picks a side: only on exact operands, where no ulp can flip it; where
+    # wants operands of one rank (a named error otherwise: it does not broadcast ranks)
+    "where": ("pypto.where(pypto.gt({a}, {b}), {b}, {a})", "torch.where({a} > {b}, {b}, {a})",
+              lambda a, b: a.depth == 0 and b.depth == 0 and len(a.shape) == len(b.shape),
+              lambda a, b: (min(a.lo, b.lo), min(a.hi, b.hi))),
 }
 
 BINARY_INT = {
@@ -75,6 +80,7 @@ BINARY_INT = {
     "mul": ("{a} * {b}", "{a} * {b}", lambda a, b: a.mag * b.mag <= 2 ** 20, _mul_range),
     "maximum": BINARY_FLOAT["maximum"],
     "minimum": BINARY_FLOAT["minimum"],
+    "where": BINARY_FLOAT["where"],
     # the divisor range may contain 0: the golden is then undefined (a named error expected)
     "floor_div": ("pypto.floor_div({a}, {b})", "FDIV({a}, {b})", lambda a, b: True,
                   lambda a, b: (-a.mag, a.mag)),
