@@ -21,7 +21,7 @@ from typing import Any
 from pypto.dtypes import bytes_of
 from pypto.machine.result import SimTask
 from pypto.machine.spec import MachineSpec
-from pypto.passes.tile_graph import AIC, TileOp
+from pypto.passes.tile_graph import AIC, Region, TileOp
 
 _OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "SQRT": "div", "RECIPROCAL": "div",
              "REDUCE_SUM": "reduce_full_fp32_add", "REDUCE_MEAN": "reduce_full_fp32_add",
@@ -138,9 +138,18 @@ class CallCost:
             task.write_layouts.append(layout)
 
 
+def _as_read(region: Region, valid: tuple[int, ...]) -> tuple[int, ...]:
+    """The valid extents of a region as its reader sees them: windows are in the coordinates
+    of the tensor actually read, which has another rank when the reader sees it through a
+    squeeze/unsqueeze alias (`Region.dims`)."""
+    if region.dims is None:
+        return valid
+    return tuple(valid[d] if d >= 0 else 1 for d in region.dims)
+
+
 def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
-    (_, a_valid), (_, b_valid) = windows[0], windows[1]
-    _, out_valid = windows[-1]
+    a_valid = _as_read(op.inputs[0], windows[0][1])
+    b_valid = _as_read(op.inputs[1], windows[1][1])
     plan = op.attrs.get("cube_plan")
     a_t, b_t = op.src.attrs.get("a_trans"), op.src.attrs.get("b_trans")
     m = a_valid[-1] if a_t else a_valid[-2]

@@ -8,7 +8,8 @@ topological order. Rules, in order:
 2. Automatic merging along fusible edges (one-to-one, broadcast, partial-to-combine) when the
    core types match and the merged latency estimate stays within `pg_upper_bound` cycles (or
    one side adds no latency: a copy-out joins its producer even past the bound).
-3. Never merge when it would make the subgraph graph cyclic; "whole" ops stay alone.
+3. Never merge when it would make the graph of subgraphs cyclic (a path from one to the other
+   through a third subgraph); "whole" ops stay alone.
 """
 from __future__ import annotations
 
@@ -19,7 +20,15 @@ from pypto.passes.tile_graph import FUSE, GM, TileGraph, TileOp
 
 
 class _Sets:
-    """Union-find over tile ops with per-set latency, core, scope and members."""
+    """Union-find over tile ops with per-set latency and members, plus a topological order of
+    the sets (the graph whose nodes are the sets, an edge wherever some op edge crosses two).
+
+    NOTE: a cycle among sets need not be a path among ops: with a -> x and y -> b, x and y in
+    one set, merging a with b closes {a, b} -> {x, y} -> {a, b} although no op path leads from
+    x to y (issue 13). So reachability is searched over sets, not ops.
+    The order makes that search local: a path from a to b only passes sets placed between
+    them (Pearce & Kelly's dynamic topological order), and merging a with b only moves the
+    sets a reaches there to after the merged set."""
 
     def __init__(self, graph: TileGraph):
         self.ops = graph.ops
@@ -27,12 +36,16 @@ class _Sets:
         self.parent = {op.id: op.id for op in graph.ops}
         self.members = {op.id: [op.id] for op in graph.ops}
         self.latency = {op.id: op.latency for op in graph.ops}
-        self.succ: dict[int, list[int]] = defaultdict(list)
-        self.pred: dict[int, list[int]] = defaultdict(list)
+        # successor sets of each set (entries may name sets merged since: resolve by find)
+        self.succ: dict[int, set[int]] = {op.id: set() for op in graph.ops}
+        self.pred: dict[int, list[int]] = defaultdict(list)   # op -> producer ops
         for (p, c) in graph.edges:
-            self.succ[p].append(c)
+            self.succ[p].add(c)
             self.pred[c].append(p)
-        self.last = {op.id: self.pos[op.id] for op in graph.ops}  # max position per set
+        # program order is a topological order of the op edges (tile_graph.py); `slots` holds
+        # the sets in a topological order with holes where merged sets were, `at` their slot
+        self.slots: list[int | None] = [op.id for op in graph.ops]
+        self.at = dict(self.pos)
 
     def find(self, x: int) -> int:
         while self.parent[x] != x:
@@ -40,45 +53,75 @@ class _Sets:
             x = self.parent[x]
         return x
 
+    def successors(self, r: int) -> set[int]:
+        """The sets set `r` has edges to (resolved and stored back)."""
+        out = {self.find(s) for s in self.succ[r]}
+        out.discard(r)
+        self.succ[r] = out
+        return out
+
+    def reached_between(self, a: int, b: int) -> set[int] | None:
+        """With `a` placed before `b`: the sets placed between them that `a` reaches, or None
+        when one of them reaches `b` (merging a and b would close a cycle)."""
+        limit = self.at[b]
+        seen: set[int] = set()
+        stack = [s for s in self.successors(a) if s != b and self.at[s] < limit]
+        seen.update(stack)
+        while stack:
+            for s in self.successors(stack.pop()):
+                if s == b:
+                    return None
+                if s not in seen and self.at[s] < limit:
+                    seen.add(s)
+                    stack.append(s)
+        return seen
+
     def _fed_only_by(self, single: int, other: int) -> bool:
-        """A one-op set that comes after every op of `other` and whose producers are all in
-        `other` cannot close a cycle with it (edges only go forward in program order)."""
+        """A one-op set all of whose producers are in `other`: no other set lies on a path
+        from `other` to it."""
         members = self.members[single]
-        return (len(members) == 1 and self.last[other] < self.pos[members[0]]
-                and all(self.find(p) == other for p in self.pred[members[0]]))
+        return len(members) == 1 and all(self.find(p) == other for p in self.pred[members[0]])
 
-    def cyclic_if_merged(self, a: int, b: int) -> bool:
-        """Whether some path leaves one set and comes back into the other."""
-        if self._fed_only_by(b, a) or self._fed_only_by(a, b):
+    def merge_if_acyclic(self, a: int, b: int) -> bool:
+        """Unite sets `a` and `b` unless a path between them through another set exists."""
+        if self.at[a] > self.at[b]:
+            a, b = b, a
+        if self._fed_only_by(b, a):
+            # the common step (a consumer joining its producer's set): no search, and the
+            # merged set can stay in a's slot (all b feeds is placed after b)
+            self._unite(a, b, self.at[a])
+            return True
+        reached = self.reached_between(a, b)
+        if reached is None:
             return False
-        for src, dst in ((a, b), (b, a)):
-            limit = self.last[dst]
-            stack, seen = [], set()
-            for m in self.members[src]:
-                for s in self.succ[m]:
-                    r = self.find(s)
-                    if r not in (a, b) and self.pos[s] <= limit and s not in seen:
-                        seen.add(s)
-                        stack.append(s)
-            while stack:
-                n = stack.pop()
-                for s in self.succ[n]:
-                    r = self.find(s)
-                    if r == dst:
-                        return True
-                    if r != src and self.pos[s] <= limit and s not in seen:
-                        seen.add(s)
-                        stack.append(s)
-        return False
+        slots, at = self.slots, self.at
+        hi = at[b]
+        if reached:
+            # the merged set takes b's slot and the sets a reaches move after it, in their
+            # order (nothing they feed lies before b's slot, and nothing feeding b is among
+            # them)
+            first = min(at[r] for r in reached)
+            window = [r for r in slots[first:hi] if r is not None]
+            order = [r for r in window if r not in reached] + [b] + \
+                [r for r in window if r in reached]
+            slots[first:hi + 1] = order + [None] * (hi + 1 - first - len(order))
+            for i, r in enumerate(order, first):
+                at[r] = i
+        self._unite(a, b, at[b])
+        return True
 
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if self.pos[ra] > self.pos[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.members[ra].extend(self.members.pop(rb))
-        self.latency[ra] += self.latency.pop(rb)
-        self.last[ra] = max(self.last[ra], self.last.pop(rb))
+    def _unite(self, a: int, b: int, slot: int) -> None:
+        """Union of sets `a` and `b`, placed at `slot` (one of theirs). The representative is
+        the set whose first op comes first in program order."""
+        slots, at = self.slots, self.at
+        slots[at.pop(a)] = slots[at.pop(b)] = None
+        keep, gone = (a, b) if self.pos[a] < self.pos[b] else (b, a)
+        slots[slot] = keep
+        at[keep] = slot
+        self.parent[gone] = keep
+        self.members[keep].extend(self.members.pop(gone))
+        self.latency[keep] += self.latency.pop(gone)
+        self.succ[keep] |= self.succ.pop(gone)
 
 
 def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
@@ -94,8 +137,8 @@ def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
         p, c = by_id[p_id], by_id[c_id]
         if kind in (FUSE, GM) and p.scope != -1 and p.scope == c.scope and mergeable(p, c):
             a, b = sets.find(p_id), sets.find(c_id)
-            if a != b and not sets.cyclic_if_merged(a, b):
-                sets.union(a, b)
+            if a != b:
+                sets.merge_if_acyclic(a, b)
     # 2. automatic depth merging, consumers in program order
     incoming: dict[int, list[int]] = defaultdict(list)
     for (p_id, c_id), kind in graph.edges.items():
@@ -112,8 +155,7 @@ def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
             la, lb = sets.latency[a], sets.latency[b]
             if a == b or (la + lb > upper_bound and min(la, lb) > 0):
                 continue
-            if not sets.cyclic_if_merged(a, b):
-                sets.union(a, b)
+            sets.merge_if_acyclic(a, b)
     return _topological(graph, sets)
 
 
