@@ -39,6 +39,8 @@ def markdown(data: dict, stamp: str) -> str:
               "|---|" + "---:|" * len(kinds)]
     for fam, counts in data["by_family"].items():
         lines.append(f"| {fam} | " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |")
+    lines += ["", "Slowest kernels (wall seconds for all executions, on the shared machine): "
+              + ", ".join(f"{n} [{f}] {sec:.1f} s" for n, f, sec in data["slowest"])]
     if data["failures"]:
         lines += ["", "## Failures (minimized cases in fuzz_cases/)", ""]
         for f in data["failures"]:

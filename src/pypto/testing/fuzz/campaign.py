@@ -24,6 +24,7 @@ class Summary:
     outcomes: dict = field(default_factory=lambda: {k: 0 for k in SEVERITY})
     by_family: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
+    slowest: list = field(default_factory=list)  # [name, family, seconds] of the 10 slowest
 
     @property
     def kernels_per_s(self) -> float:
@@ -33,7 +34,8 @@ class Summary:
         return {"seed": self.seed, "count": self.count, "jobs": self.jobs,
                 "seconds": round(self.seconds, 2),
                 "kernels_per_s": round(self.kernels_per_s, 2), "outcomes": self.outcomes,
-                "by_family": self.by_family, "failures": self.failures}
+                "by_family": self.by_family, "failures": self.failures,
+                "slowest": self.slowest}
 
 
 def save(case: Case, result: Result, out_dir: str) -> str:
@@ -65,6 +67,9 @@ def run_batch(seed: int, count: int, *, jobs: int = 1, timeout: float = 10.0,
             fam[res.outcome] += 1
             if res.outcome in FAILURES:
                 failed.append((case, res))
+            summary.slowest = sorted(summary.slowest + [[case.name, case.family,
+                                                         round(res.seconds, 2)]],
+                                     key=lambda e: -e[2])[:10]
             if on_result:
                 on_result(case, res)
         summary.seconds = time.perf_counter() - started

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import sys
+import time
 
 from pypto.testing.fuzz.campaign import FAILURES, run_batch
 from pypto.testing.fuzz.generator import FAMILIES
@@ -40,8 +42,15 @@ def parse(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse(argv)
+    started, done, counts = time.perf_counter(), [0], collections.Counter()
 
     def report(case, res):
+        done[0] += 1
+        counts[res.outcome] += 1
+        if done[0] % 250 == 0 and done[0] < args.count:
+            rate = done[0] / (time.perf_counter() - started)
+            print(f"... {done[0]}/{args.count} kernels ({rate:.2f}/s): {dict(counts)}",
+                  file=sys.stderr, flush=True)
         if res.outcome in FAILURES:
             print(f"{case.name} [{case.family}] {res.outcome} {res.error}: {res.detail[:300]}"
                   + (f" ({res.culprit})" if res.culprit else ""), file=sys.stderr, flush=True)

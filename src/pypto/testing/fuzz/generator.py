@@ -4,7 +4,7 @@
 index)` picks the family and is deterministic in (seed, index).
 
 Families: elementwise, broadcast, reduce, softmax, cast, matmul, view, layout, loop, cond, unroll,
-nested, carried, tiles, attention, recurrence, triangle, invalid. A small share of kernels is invalid on purpose (family
+nested, carried, tiles, attention, recurrence, triangle, scale, invalid. A small share of kernels is invalid on purpose (family
 "invalid", and out-of-range slices or views elsewhere): they must raise a named pypto error.
 """
 from __future__ import annotations
@@ -654,6 +654,40 @@ def triangle(b: Builder) -> None:
     _dyn_calls(b, sorted({rng.randint(1, 12), rng.randint(1, 12), 7}))
 
 
+def scale(b: Builder) -> None:
+    """Larger tensors cut into hundreds of small tiles (and sometimes written as two
+    assembled halves): compile, dependency analysis and stitching must stay near-linear."""
+    rng = b.rng
+    dt = rng.choice(["fp32", "fp16"])
+    while True:
+        shape = tuple(rng.randint(5, 80) for _ in range(rng.randint(3, 4)))
+        if 8000 <= math.prod(shape) <= 60000:
+            break
+    x, y = _input(b, shape, dt), _input(b, shape, dt)
+    out = b.param(shape, dt, "out")
+    align = 32 // (4 if dt == "fp32" else 2)
+    while True:
+        tile = [rng.randint(1, max(1, d // 3)) for d in shape[:-1]] + [align * rng.randint(1, 3)]
+        tiles = math.prod(-(-d // t) for d, t in zip(shape, tile))
+        if 150 <= tiles <= 1500 or tile[:-1] == [1] * (len(shape) - 1):
+            break
+    b.tile(tile)
+    b.tile_rank = len(shape)
+    if rng.random() < 0.5:
+        b.store(out, binary(b, x, y))
+        return
+    half = shape[0] // 2
+    for lo, hi in ((0, half), (half, shape[0])):
+        rest = ", ".join(":" for _ in shape[1:])
+        idx = ", ".join(["0"] * (len(shape) - 1))
+        px = b.op(f"{x.name}[{lo}:{hi}, {rest}]", f"{x.name}[{lo}:{hi}]", x,
+                  shape=(hi - lo,) + shape[1:], depth=0)
+        py = b.op(f"{y.name}[{lo}:{hi}, {rest}]", f"{y.name}[{lo}:{hi}]", y,
+                  shape=(hi - lo,) + shape[1:], depth=0)
+        b.store(out, binary(b, px, py), offsets=[lo] + [0] * (len(shape) - 1))
+    b.notes.append("written as two assembled halves")
+
+
 # (kernel body lines, golden error) of deliberately invalid kernels; each names a rule
 INVALID = [
     ("tile rank", "x0: [8, 16]", ["pypto.set_vec_tile_shapes(8)", "out0[:] = x0 + 1.0"]),
@@ -697,7 +731,8 @@ FAMILIES = {
     "cast": (cast, 4), "softmax": (softmax, 2), "matmul": (matmul, 7), "view": (view, 5), "layout": (layout, 7),
     "loop": (loop, 7), "cond": (cond, 4), "unroll": (unroll, 3), "nested": (nested, 3),
     "carried": (carried, 3), "tiles": (tiles, 5), "attention": (attention, 3),
-    "recurrence": (recurrence, 2), "triangle": (triangle, 2), "invalid": (invalid, 2),
+    "recurrence": (recurrence, 2), "triangle": (triangle, 2), "scale": (scale, 2),
+    "invalid": (invalid, 2),
 }
 
 
