@@ -95,3 +95,19 @@ def test_float_division_by_zero_stays_ieee(executor):
         out = torch.zeros(8, 64)
         _kernel(fn, pypto.DT_FP32)(a, b, out)
         torch.testing.assert_close(out, golden(a, b), equal_nan=True)
+
+
+def test_an_int_negative_power_is_a_named_error(executor):
+    """numpy's bare ValueError once escaped from the compute. torch refuses a negative scalar
+    exponent (so does pypto.pow while tracing) and truncates 1 / a**-b per element for a
+    tensor one; here a negative int exponent is an error either way."""
+    a, b = _operands()
+    with pytest.raises(RuntimeError):
+        torch.pow(a, -1)
+    with pytest.raises(E.PyptoRuntimeError, match=r"pow: an integer tensor raised to a negative "
+                                                  r"power \(the exponent holds -\d\).*"
+                                                  r"test_int_division\.py"):
+        _kernel(lambda x, y: pypto.pow(x, y))(a, b, torch.zeros(8, 64, dtype=torch.int32))
+    out = torch.zeros(8, 64, dtype=torch.int32)
+    _kernel(lambda x, y: pypto.pow(x, y))(a, b.abs(), out)
+    assert torch.equal(out, torch.pow(a, b.abs()))

@@ -115,14 +115,14 @@ def _register_binary(opcode: str, fn: Callable[..., Any], widen: bool = True,
     """Register `opcode` (tensor op tensor) and `opcode`S (tensor op scalar / scalar op tensor).
     An `alpha` attribute (add/sub) scales the right-hand operand in the same rounding step.
     With `accepts_out`, `fn` takes an `out=` keyword like a numpy ufunc."""
-    divides = opcode in _INT_DIVISIONS
+    check = _OPERAND_CHECKS.get(opcode)
 
     def tensor_form(xs: list, at: dict) -> Any:
         x, y = xs
         alpha = at.get("alpha", 1)
         y = y if alpha == 1 else y * np.asarray(alpha, y.dtype)
-        if divides:
-            _no_int_zero_divisor(opcode, x, y, at)
+        if check is not None:
+            check(opcode, x, y, at)
         if accepts_out:
             return fn(x, y, out=_out_for(at, x, y))
         return fn(x, y)
@@ -135,8 +135,8 @@ def _register_binary(opcode: str, fn: Callable[..., Any], widen: bool = True,
             a, b = s_arr, x if alpha == 1 else x * np.asarray(alpha, x.dtype)
         else:
             a, b = x, s_arr if alpha == 1 else s_arr * np.asarray(alpha, x.dtype)
-        if divides:
-            _no_int_zero_divisor(opcode, a, b, at)
+        if check is not None:
+            check(opcode, a, b, at)
         if accepts_out:
             return fn(a, b, out=_out_for(at, a, b))
         return fn(a, b)
@@ -158,6 +158,20 @@ def _no_int_zero_divisor(opcode: str, x: Any, y: Any, at: dict) -> None:
     raise PyptoRuntimeError(f"{_INT_DIVISIONS[opcode]}: integer division by zero (the divisor "
                             f"{'is 0' if y.ndim == 0 else 'holds 0'}); integers have no inf or nan "
                             f"(only float division gives them)", at.get("_loc"))
+
+
+def _no_int_negative_power(opcode: str, x: Any, y: Any, at: dict) -> None:
+    """An integer base to a negative integer power has no integer result (torch raises)."""
+    y, x = np.asarray(y), np.asarray(x)
+    if y.dtype.kind != "i" or x.dtype.kind not in "iu" or x.size == 0 or not (y < 0).any():
+        return
+    raise PyptoRuntimeError(f"pow: an integer tensor raised to a negative power (the exponent "
+                            f"holds {int(y.min())}); cast the base to a float type first",
+                            at.get("_loc"))
+
+
+_OPERAND_CHECKS = {**{code: _no_int_zero_divisor for code in _INT_DIVISIONS},
+                   "POW": _no_int_negative_power}
 
 
 def _int_safe_div(x: Any, y: Any, out: np.ndarray | None = None) -> Any:
