@@ -2,7 +2,8 @@
 tile executor, the reference executor and the checked mode, compared with a torch float64
 golden rounded per op. `python -m pypto.testing.fuzz --help`.
 
-Modules: generator (families of random kernels) on builder + ops (values, op tables), case (a
+Modules: generator (picks a family) over tensor_families and loop_families, which use builder
+(values, statements, pickers) and ops (elementwise op tables); case (a
 kernel as data, rendered as a self-contained script), golden (torch helpers and tolerance),
 runner (worker processes, timeouts, outcomes), minimizer (delta debugging), campaign (a batch),
 cli (the command line). torch is needed to run cases (the optional `torch` extra).

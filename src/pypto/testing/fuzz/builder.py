@@ -1,6 +1,9 @@
 """Kernel construction for the generator: parameters, values with their bounds, ops rendered
 for the kernel and the golden at once, tile shapes, stores and nested blocks.
 
+Also the shared pickers of the families: dtypes, shapes, tiles, inputs, and the sizes of the
+calls of a kernel with a dynamic row count.
+
 Every value (`Val`) carries its static shape, dtype, a bound on its range (so the generator only
 applies an op where it is defined and cannot overflow) and how many rounded ops (`depth`) and
 accumulated terms (`acc`) stand behind it, which the golden's tolerance needs.
@@ -15,7 +18,6 @@ from dataclasses import dataclass
 from pypto.testing.fuzz.case import Block, Case, Line, Param
 from pypto.testing.fuzz.golden import PYPTO_DTYPE
 
-FLOATS = ("fp32", "fp16", "bf16")
 ITEMSIZE = {"fp32": 4, "fp16": 2, "bf16": 2, "int32": 4}
 MAX_TILES = 48  # tiles per op: bounds a kernel's run time (the tile executor pays per tile)
 
@@ -160,3 +162,46 @@ def pick_tile(rng: random.Random, shape, dt: str) -> list[int]:
         tiles = math.prod(math.ceil(int(d) / t) for d, t in zip(shape, dims))
         if tiles <= MAX_TILES and math.prod(dims) * ITEMSIZE[dt] <= 16384:
             return dims
+
+
+DIMS = [1, 2, 3, 4, 5, 7, 8, 11, 16, 24, 32, 33, 64]
+DTYPE_WEIGHTS = [("fp32", 5), ("fp16", 2), ("bf16", 2), ("int32", 2)]
+
+
+def pick_dtype(rng: random.Random, ints=True) -> str:
+    pool = [(d, w) for d, w in DTYPE_WEIGHTS if ints or d != "int32"]
+    return rng.choices([d for d, _ in pool], [w for _, w in pool])[0]
+
+
+def pick_shape(rng: random.Random, rank=None, max_elems=2048) -> tuple:
+    rank = rank or rng.choice([1, 2, 2, 2, 3, 3, 4])
+    while True:
+        shape = tuple(rng.choice(DIMS) for _ in range(rank))
+        if math.prod(shape) <= max_elems:
+            return shape
+
+
+def make_input(b: Builder, shape, dt, divisor=False) -> Val:
+    """An input parameter: floats in [-2, 2]; ints in [-20, 20], or mostly [1, 9] for a
+    divisor (sometimes [-3, 3]: a zero divisor must raise a named error)."""
+    if dt == "int32":
+        low, high = ((1, 9) if b.rng.random() < 0.8 else (-3, 3)) if divisor else (-20, 20)
+        return b.param(shape, dt, low=low, high=high)
+    return b.param(shape, dt)
+
+
+# ---- families --------------------------------------------------------------------------------
+
+
+def dynamic_rows(b: Builder, block: int) -> list[int]:
+    """Row counts for several calls of one dynamic kernel: multiples of the block, tails, and
+    fewer rows than one block."""
+    rng = b.rng
+    sizes = {block * rng.randint(1, 3), block * rng.randint(1, 2) + rng.randint(1, block),
+             rng.randint(1, block)}
+    return sorted(sizes)
+
+
+def dynamic_calls(b: Builder, rows: list[int]) -> None:
+    b.calls = [{p.name: [r if d in ("DYN", "N") else d for d in p.shape] for p in b.params}
+               for r in rows]
