@@ -142,9 +142,9 @@ def carried(b: Builder) -> None:
     b.tile(pick_tile(rng, (1, cols), dt))
     state = acc.name
     if scratch:
-        state = "state"
+        state, gold = "state", "int64" if dt == "int32" else "float64"
         b.emit(f"state = pypto.tensor([1, {cols}], {dt_attr(dt)}, 'state')",
-               f"state = torch.zeros(1, {cols}, dtype=torch.float64)")
+               f"state = torch.zeros(1, {cols}, dtype=torch.{gold})")
     combine = rng.choice(["add", "maximum"]) if dt != "bf16" else "maximum"
     rows = rng.randint(2, 9)
     with b.block("for i in pypto.loop(n, name='rows', idx_name='i')", "for i in range(n)"):
@@ -268,3 +268,27 @@ def triangle(b: Builder) -> None:
                    depth=0)
         b.store(out, chain(b, row, rng.randint(1, 2)), offsets=["i", 0], style="slice")
     dynamic_calls(b, sorted({rng.randint(1, 12), rng.randint(1, 12), 7}))
+
+
+def sequence(b: Builder) -> None:
+    """Two pypto.loops in a row over one output: the second reads (and may rewrite in place)
+    what the first wrote, so the order between root functions matters."""
+    rng = b.rng
+    dt = pick_dtype(rng)
+    cols, block = rng.choice([16, 32]), rng.choice([1, 2, 4])
+    x = make_input(b, ("DYN", cols), dt)
+    out = b.param(("DYN", cols), dt, "out")
+    out2 = b.param(("DYN", cols), dt, "out") if rng.random() < 0.5 else out
+    b.emit(f"n = {x.name}.shape[0]", f"n = {x.name}.shape[0]")
+    b.tile(pick_tile(rng, (block, cols), dt))
+    for step, (src, dst) in enumerate(((x, out), (out, out2))):
+        with b.block(f"for i in pypto.loop(pypto.ceildiv(n, {block}), name='pass{step}', "
+                     f"idx_name='i')", f"for i in range(-(-n // {block}))"):
+            b.emit(f"off = i * {block}", f"off = i * {block}")
+            blk = b.op(f"pypto.view({src.name}, [{block}, {cols}], [off, 0], "
+                       f"valid_shape=[(n - off).min({block}), {cols}])",
+                       f"VIEW({src.name}, [{block}, {cols}], [off, 0], "
+                       f"[min(n - off, {block}), {cols}])", src, shape=(block, cols),
+                       depth=b.checks.get(src.name, (0,))[0], lo=-9.0, hi=9.0)
+            b.store(dst, chain(b, blk, rng.randint(1, 2)), offsets=["off", 0], style="slice")
+    dynamic_calls(b, dynamic_rows(b, block))

@@ -36,6 +36,26 @@ UNARY_FLOAT = {
              lambda v: (math.ceil(v.lo), math.ceil(v.hi))),
     "clip": ("pypto.clip({x}, -1.5, 1.0)", "torch.clamp({x}, -1.5, 1.0)", lambda v: True,
              lambda v: (max(v.lo, -1.5), min(v.hi, 1.0))),
+    "exp2": ("pypto.exp2({x})", "torch.exp2({x})", lambda v: v.hi <= 4,
+             lambda v: (2.0 ** v.lo, 2.0 ** v.hi)),
+    "expm1": ("pypto.expm1({x})", "torch.expm1({x})", lambda v: v.hi <= 3,
+              lambda v: (math.expm1(v.lo), math.expm1(v.hi))),
+    "log1p": ("pypto.log1p({x})", "torch.log1p({x})", lambda v: v.lo >= -0.5,
+              lambda v: (math.log1p(v.lo), math.log1p(v.hi))),
+    "erf": ("pypto.erf({x})", "torch.erf({x})", lambda v: True, lambda v: (-1.0, 1.0)),
+    "lrelu": ("pypto.lrelu({x}, 0.125)", "torch.nn.functional.leaky_relu({x}, 0.125)",
+              lambda v: True, lambda v: (min(v.lo * 0.125, v.lo), max(v.hi, v.hi * 0.125))),
+    "square": ("pypto.pow({x}, 2.0)", "torch.pow({x}, 2.0)", lambda v: v.mag <= 8,
+               lambda v: (0.0, v.mag ** 2)),
+    "pow_half": ("pypto.pow({x}, 0.5)", "torch.pow({x}, 0.5)", lambda v: v.lo >= 0.25,
+                 lambda v: (math.sqrt(v.lo), math.sqrt(v.hi))),
+    # discontinuous: only on exact inputs (no upstream ulp can cross a step)
+    "round": ("pypto.round({x})", "torch.round({x})", lambda v: v.depth == 0,
+              lambda v: (round(v.lo) - 1, round(v.hi) + 1)),
+    "trunc": ("pypto.trunc({x})", "torch.trunc({x})", lambda v: v.depth == 0,
+              lambda v: (math.trunc(v.lo), math.trunc(v.hi))),
+    "sign": ("pypto.sign({x})", "torch.sign({x})", lambda v: v.depth == 0,
+             lambda v: (-1.0, 1.0)),
 }
 
 UNARY_INT = {
@@ -44,6 +64,13 @@ UNARY_INT = {
     "relu": ("pypto.relu({x})", "torch.relu({x})", lambda v: True, lambda v: (0, max(v.hi, 0))),
     "clip": ("pypto.clip({x}, -7, 9)", "torch.clamp({x}, -7, 9)", lambda v: True,
              lambda v: (max(v.lo, -7), min(v.hi, 9))),
+    "sign": ("pypto.sign({x})", "torch.sign({x})", lambda v: True, lambda v: (-1, 1)),
+    "not": ("pypto.bitwise_not({x})", "torch.bitwise_not({x})", lambda v: True,
+            lambda v: (-v.hi - 1, -v.lo - 1)),
+    "shl": ("pypto.bitwise_left_shift({x}, 2)", "torch.bitwise_left_shift({x}, 2)",
+            lambda v: v.mag <= 2 ** 20, lambda v: (v.lo * 4, v.hi * 4)),
+    "shr": ("pypto.bitwise_right_shift({x}, 1)", "torch.bitwise_right_shift({x}, 1)",
+            lambda v: True, lambda v: (v.lo // 2, v.hi // 2)),
 }
 
 # binary: name -> (kernel text, golden text, applicable(a, b), result range)
@@ -67,6 +94,20 @@ BINARY_FLOAT = {
                 lambda a, b: (max(a.lo, b.lo), max(a.hi, b.hi))),
     "minimum": ("pypto.minimum({a}, {b})", "torch.minimum({a}, {b})", lambda a, b: True,
                 lambda a, b: (min(a.lo, b.lo), min(a.hi, b.hi))),
+    "hypot": ("pypto.hypot({a}, {b})", "torch.hypot({a}, {b})", lambda a, b: True,
+              lambda a, b: (0.0, math.hypot(a.mag, b.mag))),
+    "pow": ("pypto.pow({a}, {b})", "torch.pow({a}, {b})",
+            lambda a, b: 0.25 <= a.lo and a.hi <= 4 and b.mag <= 2,
+            lambda a, b: (min(a.lo ** b.mag, a.lo ** -b.mag), max(a.hi ** b.mag, a.hi ** -b.mag))),
+    # discontinuous in an operand: only on exact operands
+    "atan2": ("pypto.atan2({a}, {b})", "torch.atan2({a}, {b})",
+              lambda a, b: a.depth == 0 and b.depth == 0, lambda a, b: (-math.pi, math.pi)),
+    "remainder": ("pypto.remainder({a}, {b})", "torch.remainder({a}, {b})",
+                  lambda a, b: a.depth == 0 and b.depth == 0 and b.lo >= 0.5,
+                  lambda a, b: (0.0, b.hi)),
+    "fmod": ("pypto.fmod({a}, {b})", "torch.fmod({a}, {b})",
+             lambda a, b: a.depth == 0 and b.depth == 0 and b.lo >= 0.5,
+             lambda a, b: (-b.hi, b.hi)),
     # a comparison picks a side: only on exact operands, where no ulp can flip it; where
     # wants operands of one rank (a named error otherwise: it does not broadcast ranks)
     "where": ("pypto.where(pypto.gt({a}, {b}), {b}, {a})", "torch.where({a} > {b}, {b}, {a})",
@@ -81,6 +122,12 @@ BINARY_INT = {
     "maximum": BINARY_FLOAT["maximum"],
     "minimum": BINARY_FLOAT["minimum"],
     "where": BINARY_FLOAT["where"],
+    "and": ("pypto.bitwise_and({a}, {b})", "torch.bitwise_and({a}, {b})", lambda a, b: True,
+            lambda a, b: (-max(a.mag, b.mag) - 1, max(a.mag, b.mag))),
+    "xor": ("pypto.bitwise_xor({a}, {b})", "torch.bitwise_xor({a}, {b})", lambda a, b: True,
+            lambda a, b: (-2 * max(a.mag, b.mag) - 2, 2 * max(a.mag, b.mag) + 2)),
+    "remainder": ("pypto.remainder({a}, {b})", "torch.remainder({a}, {b})",
+                  lambda a, b: b.lo >= 1, lambda a, b: (0, b.hi)),
     # the divisor range may contain 0: the golden is then undefined (a named error expected)
     "floor_div": ("pypto.floor_div({a}, {b})", "FDIV({a}, {b})", lambda a, b: True,
                   lambda a, b: (-a.mag, a.mag)),

@@ -69,13 +69,15 @@ class Result:
 
 
 def _culprit(exc: BaseException) -> str:
-    """The innermost frame inside the pypto package (not the fuzzer): where to look."""
-    where = ""
+    """The innermost frame inside the pypto package (not the fuzzer): where to look. An
+    exception raised in the case's golden function is the fuzzer's own bug."""
+    where, in_golden = "", False
     for frame in traceback.extract_tb(exc.__traceback__):
         path = frame.filename.replace(os.sep, "/")
         if "/pypto/" in path and "/pypto/testing/" not in path:
             where = f"{path.split('/pypto/', 1)[1]}:{frame.lineno} in {frame.name}"
-    return where
+        in_golden = in_golden or frame.name == "golden"
+    return where or ("the case's golden (a fuzzer bug)" if in_golden else "")
 
 
 def _run_mode(mod, mode: str) -> Result:

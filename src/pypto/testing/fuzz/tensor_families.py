@@ -383,3 +383,102 @@ def scale(b: Builder) -> None:
 
 
 # (kernel body lines, golden error) of deliberately invalid kernels; each names a rule
+
+
+def stats(b: Builder) -> None:
+    """mean, var (Bessel), prod and cumsum along a random dim."""
+    rng = b.rng
+    dt = pick_dtype(rng, ints=False)
+    shape = pick_shape(rng, rank=rng.randint(1, 3), max_elems=1024)
+    x = make_input(b, shape, dt)
+    kind = rng.choice(["mean", "var", "prod", "cumsum"])
+    dims = [i for i, d in enumerate(shape) if d >= 2 or kind != "var"]
+    if not dims:  # a variance of one element divides by zero
+        kind, dims = "mean", list(range(len(shape)))
+    dim = rng.choice(dims)
+    n = shape[dim]
+    keep = len(shape) == 1 or rng.random() < 0.5
+    b.vec_tile(shape, dt)
+    b.notes.append(kind)
+    rshape = (tuple(1 if i == dim else d for i, d in enumerate(shape)) if keep else
+              tuple(d for i, d in enumerate(shape) if i != dim))
+    if kind == "mean":
+        v = b.op(f"pypto.mean({x.name}, dim={dim}, keepdim={keep})",
+                 f"torch.mean({x.name}, {dim}, keepdim={keep})", x, shape=rshape, acc=n)
+    elif kind == "var":
+        v = b.op(f"pypto.var({x.name}, dim={dim}, keepdim={keep})",
+                 f"torch.var({x.name}, {dim}, correction=1, keepdim={keep})", x, shape=rshape,
+                 lo=0.0, hi=4.0 * n / (n - 1), acc=2 * n, depth=3)
+    elif kind == "prod":
+        x = b.op(f"pypto.sigmoid({x.name}) + 0.5", f"R(torch.sigmoid({x.name}), '{dt}') + 0.5",
+                 x, lo=0.5, hi=1.5, depth=2)
+        v = b.op(f"pypto.prod({x.name}, dim={dim}, keepdim={keep})",
+                 f"torch.prod({x.name}, {dim}, keepdim={keep})", x, shape=rshape,
+                 lo=0.5 ** n, hi=1.5 ** n, acc=n, depth=x.depth + n)
+    else:
+        v = b.op(f"pypto.cumsum({x.name}, {dim})", f"torch.cumsum({x.name}, {dim})", x,
+                 lo=-2.0 * n, hi=2.0 * n, acc=n)
+    if len(v.shape) == 0:
+        return
+    b.vec_tile(v.shape, dt)
+    out = b.param(v.shape, dt, "out")
+    b.store(out, v)
+
+
+def compose(b: Builder) -> None:
+    """Views of views, a transpose or reshape of a slice, a broadcast of both operands
+    ([a, 1] op [1, b]), and a local scratch tensor assembled and read back."""
+    rng = b.rng
+    dt = pick_dtype(rng)
+    kind = rng.choice(["view_of_view", "transpose_slice", "reshape_slice", "outer",
+                       "scratch"])
+    b.notes.append(kind)
+    rows, cols = rng.choice([8, 16, 24]), rng.choice([16, 32, 48])
+    if kind == "outer":
+        x, y = make_input(b, (rows, 1), dt), make_input(b, (1, cols), dt, divisor=True)
+        out = b.param((rows, cols), dt, "out")
+        b.vec_tile((rows, cols), dt)
+        b.store(out, chain(b, binary(b, x, y, shape=(rows, cols)), rng.randint(0, 2)))
+        return
+    x = make_input(b, (rows, cols), dt)
+    r0 = rng.randrange(rows // 2)
+    r1 = rng.randint(r0 + 1, rows)
+    c0 = 16 * rng.randrange(cols // 16)
+    c1 = min(cols, c0 + 16 * rng.randint(1, 2))
+    if kind == "view_of_view":
+        a = b.op(f"{x.name}[{r0}:{r1}, :]", f"SL({x.name}, [{r0}, 0], [{r1}, {cols}])", x,
+                 shape=(r1 - r0, cols), depth=0)
+        h = r1 - r0
+        s0 = rng.randrange(h)
+        v = b.op(f"pypto.view({a.name}, [{h - s0}, {c1 - c0}], [{s0}, {c0}])",
+                 f"SL({a.name}, [{s0}, {c0}], [{h}, {c1}])", a, shape=(h - s0, c1 - c0),
+                 depth=0)
+    elif kind == "transpose_slice":
+        a = b.op(f"{x.name}[{r0}:{r1}, {c0}:{c1}]",
+                 f"SL({x.name}, [{r0}, {c0}], [{r1}, {c1}])", x, shape=(r1 - r0, c1 - c0),
+                 depth=0)
+        b.vec_tile((c1 - c0, r1 - r0), "fp16", force=True)
+        v = b.op(f"pypto.transpose({a.name}, 0, 1)", f"{a.name}.transpose(0, 1)", a,
+                 shape=(c1 - c0, r1 - r0), depth=0)
+    elif kind == "reshape_slice":
+        a = b.op(f"{x.name}[{r0}:{r1}, :]", f"SL({x.name}, [{r0}, 0], [{r1}, {cols}])", x,
+                 shape=(r1 - r0, cols), depth=0)
+        new = ((r1 - r0) * 2, cols // 2) if cols % 32 == 0 else ((r1 - r0) * cols,)
+        v = b.op(f"pypto.reshape({a.name}, {list(new)})", f"{a.name}.reshape({list(new)})",
+                 a, shape=new, depth=0)
+    else:  # scratch: pieces assembled into a local tensor, then read as a whole
+        b.vec_tile((rows, cols), dt)
+        gold = "int64" if dt == "int32" else "float64"
+        b.emit(f"t = pypto.tensor([{rows}, {cols}], {dt_attr(dt)}, 't')",
+               f"t = torch.zeros({rows}, {cols}, dtype=torch.{gold})")
+        t = Val("t", (rows, cols), dt)
+        for lo, hi in ((0, r1), (r1, rows)) if r1 < rows else ((0, rows),):
+            p = b.op(f"{x.name}[{lo}:{hi}, :]", f"SL({x.name}, [{lo}, 0], [{hi}, {cols}])",
+                     x, shape=(hi - lo, cols), depth=0)
+            b.store(t, chain(b, p, 1), offsets=[lo, 0])
+        depth = b.checks.pop("t")[0]
+        v = Val("t", (rows, cols), dt, -40.0, 40.0, depth, 0, 40.0)
+    b.vec_tile(v.shape, dt, force=True)
+    v = chain(b, v, rng.randint(1, 2))
+    out = b.param(v.shape, v.dt, "out")
+    b.store(out, v)
