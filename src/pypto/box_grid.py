@@ -30,6 +30,7 @@ class BoxGrid:
         self.cell: tuple[int, ...] | None = None
         self.cells: dict[tuple[int, ...], list[Any]] = {}
         self.wide: list[Any] = []      # boxes over MAX_CELLS_PER_BOX cells
+        self.spread = False            # some item is in several cells (may come twice)
         self.count = 0
 
     def __len__(self) -> int:
@@ -43,6 +44,14 @@ class BoxGrid:
         if self.cell is None:
             self.cell = tuple(e if e > 1 else 1 for e in extents)
         self.count += 1
+        key = self._single(offsets, extents)
+        if key is not None:   # the usual box: one cell
+            found = self.cells.get(key)
+            if found is None:
+                self.cells[key] = [item]
+            else:
+                found.append(item)
+            return
         ranges = self._ranges(offsets, extents)
         n = 1
         for r in ranges:
@@ -50,14 +59,7 @@ class BoxGrid:
         if n > MAX_CELLS_PER_BOX:
             self.wide.append(item)
             return
-        if n == 1:
-            key = tuple(r.start for r in ranges)
-            found = self.cells.get(key)
-            if found is None:
-                self.cells[key] = [item]
-            else:
-                found.append(item)
-            return
+        self.spread = True
         for key in itertools.product(*ranges):
             found = self.cells.get(key)
             if found is None:
@@ -65,12 +67,29 @@ class BoxGrid:
             else:
                 found.append(item)
 
+    def _single(self, offsets: tuple[int, ...], extents: tuple[int, ...]
+                ) -> tuple[int, ...] | None:
+        """The one cell a box lies in, None when it spans several."""
+        key = []
+        for o, e, c in zip(offsets, extents, self.cell):
+            lo = o // c
+            if e > 1 and (o + e - 1) // c != lo:
+                return None
+            key.append(lo)
+        return tuple(key)
+
     def near(self, offsets: tuple[int, ...], extents: tuple[int, ...]) -> Iterator[Any]:
         """Candidate items for a query box: every item whose box may overlap it, each once per
         cell the two share (an item spread over several cells may come more than once)."""
         if self.cell is None:
             return
         yield from self.wide
+        key = self._single(offsets, extents)
+        if key is not None:   # the usual query: one cell
+            items = self.cells.get(key)
+            if items is not None:
+                yield from items
+            return
         ranges = self._ranges(offsets, extents)
         n = 1
         for r in ranges:

@@ -17,8 +17,9 @@ from collections import defaultdict
 from pypto.box_grid import BoxGrid
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
-from pypto.passes.tile_graph import (FUSE, GM, ORDER, Region, TileGraph, TileOp, overlaps,
-                                     split_offset)
+from pypto.passes.tile_graph import (NO_SYMBOLS, FUSE, GM, ORDER, Region, TileGraph, TileOp,
+                                     overlaps, split_offset)
+from pypto.symbolic import Const
 
 
 def _touches(a: Region, b: Region) -> bool:
@@ -59,34 +60,43 @@ class _RegionIndex:
     def __init__(self) -> None:
         self.ops: list[TileOp] = []
         self.regions: list[Region] = []
+        self.indexed = 0                 # entries [0, indexed) are in the structures below
         self.always: list[int] = []      # whole ops and unshaped regions: touch everything
         self.by_rank: dict[int, list[int]] = defaultdict(list)
-        self.groups: dict[int, dict[tuple[frozenset, ...], _Group]] = defaultdict(dict)
+        self.groups: dict[int, dict[tuple[frozenset, ...] | None, _Group]] = defaultdict(dict)
 
     def __bool__(self) -> bool:
         return bool(self.ops)
 
     def add(self, op: TileOp, region: Region | None = None) -> None:
-        r = region if region is not None else op.output
-        entry = len(self.ops)
+        # NOTE: indexed at the next query: the reads of a storage nothing writes (inputs) are
+        # never queried, so they never pay for the index
         self.ops.append(op)
-        self.regions.append(r)
-        if op.kind == "whole" or not r.shape:
-            self.always.append(entry)
-            return
-        rank = len(r.shape)
-        self.by_rank[rank].append(entry)
-        keys, consts = _split(r)
-        group = self.groups[rank].get(keys)
-        if group is None:
-            group = self.groups[rank][keys] = _Group()
-        group.add(entry, consts, r.shape)
+        self.regions.append(region if region is not None else op.output)
+
+    def _index(self) -> None:
+        ops, regions = self.ops, self.regions
+        for entry in range(self.indexed, len(ops)):
+            r = regions[entry]
+            if ops[entry].kind == "whole" or not r.shape:
+                self.always.append(entry)
+                continue
+            rank = len(r.shape)
+            self.by_rank[rank].append(entry)
+            keys, consts = _split(r)
+            group = self.groups[rank].get(keys)
+            if group is None:
+                group = self.groups[rank][keys] = _Group()
+            group.add(entry, consts, r.shape)
+        self.indexed = len(ops)
 
     def overlapping(self, region: Region, everything: bool) -> list[TileOp]:
         if not self.ops:
             return []
         if everything or not region.shape:
             return list(self.ops)
+        if self.indexed < len(self.ops):
+            self._index()
         rank = len(region.shape)
         found = list(self.always)
         for r, entries in self.by_rank.items():
@@ -97,7 +107,8 @@ class _RegionIndex:
             if group_keys == keys:
                 found.extend(group.touching(consts, region.shape))
                 continue
-            dims = [d for d, (a, b) in enumerate(zip(group_keys, keys)) if a == b]
+            dims = [d for d, (a, b) in enumerate(zip(group_keys or _constant_parts(rank),
+                                                     keys or _constant_parts(rank))) if a == b]
             found.extend(group.touching_on(dims, consts, region.shape))
         if len(found) > 1:
             found.sort()
@@ -120,12 +131,13 @@ class _Group:
 
     def touching(self, consts: tuple[int, ...], shape: tuple[int, ...]) -> list[int]:
         out = []
-        seen = set()
+        seen: set[int] | None = set() if self.grid.spread else None
         boxes = self.boxes
         for e in self.grid.near(consts, shape):
-            if e in seen:
-                continue
-            seen.add(e)
+            if seen is not None:
+                if e in seen:
+                    continue
+                seen.add(e)
             offs, ext = boxes[e]
             for ao, asz, bo, bsz in zip(offs, ext, consts, shape):
                 d = ao - bo
@@ -150,8 +162,20 @@ class _Group:
         return out
 
 
-def _split(r: Region) -> tuple[tuple[frozenset, ...], tuple[int, ...]]:
-    """A region's offsets as (symbolic parts, constant parts)."""
+def _constant_parts(rank: int) -> tuple[frozenset, ...]:
+    return (NO_SYMBOLS,) * rank
+
+
+def _split(r: Region) -> tuple[tuple[frozenset, ...] | None, tuple[int, ...]]:
+    """A region's offsets as (symbolic parts, constant parts); the symbolic parts are None
+    when every offset is a constant (the usual case, checked first because it is cheap)."""
+    consts = []
+    for o in r.offsets:
+        if type(o) is not Const:
+            break
+        consts.append(o.value)
+    else:
+        return None, tuple(consts)
     keys, consts = [], []
     for o in r.offsets:
         k, c = split_offset(o)

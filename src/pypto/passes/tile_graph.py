@@ -148,7 +148,7 @@ def overlaps(a_off: tuple[Expr, ...], a_shape: tuple[int, ...], b_off: tuple[Exp
     return True
 
 
-_NO_SYMBOLS: frozenset = frozenset()
+NO_SYMBOLS: frozenset = frozenset()
 _SPLIT: dict[Expr, tuple[frozenset, int]] = {}
 
 
@@ -157,7 +157,7 @@ def split_offset(e: Expr) -> tuple[frozenset, int]:
     `overlaps` can compare) exactly when their symbolic parts are equal, and then it is the
     difference of their constant parts: the key by which `deps` groups regions."""
     if type(e) is Const:
-        return _NO_SYMBOLS, e.value
+        return NO_SYMBOLS, e.value
     found = _SPLIT.get(e)
     if found is None:
         from pypto.symbolic import _poly
