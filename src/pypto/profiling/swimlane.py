@@ -53,6 +53,7 @@ import hashlib
 import json
 import os
 import re
+import reprlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -72,6 +73,8 @@ _LANE_KINDS = (("aic", re.compile(r"^AIC_(\d+)$")), ("aiv", re.compile(r"^AIV_(\
                ("hub", re.compile(r"^HUB_(\d+)$")), ("fake", re.compile(r"^Fake Core_(\d+)$")),
                ("aicpu", re.compile(r"^AICPU_?(\S*)$")))
 _JSON_SCALARS = frozenset((str, int, float, bool, type(None)))
+# a time (ts or dur, us) beyond this is not a trace's: ~11.6 days, while a kernel runs for ms
+MAX_TIME_US = 1e12
 _TASK_NAME = re.compile(r"^(\d+)-(\d+)-(\d+)-(\d+)-(\d+)\((.*)\)$", re.S)
 
 
@@ -96,6 +99,12 @@ def task_label(name: str, args: dict[str, Any]) -> str:
     """The label of an X event: the bracket of a PyPTO-style name, else the `color` arg."""
     m = _TASK_NAME.match(name)
     return m.group(6) if m else args.get("color", "")
+
+
+def task_labels(names: list[str], args: list[dict[str, Any]]) -> list[str]:
+    """`task_label` of each (name, args), with the names matched in C (map): many at once."""
+    matches = list(map(_TASK_NAME.match, names))
+    return [m.group(6) if m else a.get("color", "") for m, a in zip(matches, args)]
 
 
 def aicpu_lane_name(thread: int) -> str:
@@ -236,6 +245,11 @@ class Flow:
     dst: int | None
 
 
+class TraceFormatError(ValueError):
+    """An event of a trace that no reading can make sense of (a field of the wrong type);
+    the message names the event and the field."""
+
+
 @dataclass
 class SwimlaneData:
     """A parsed swimlane: lanes by tid, task X events, AICPU X events, flows, counters."""
@@ -247,6 +261,8 @@ class SwimlaneData:
     counters: dict[str, list[tuple[float, float]]]
     process: str = PROCESS_NAME
     other: dict[str, Any] = field(default_factory=dict)     # top-level otherData
+    # events left out for an unusable time (`bad_time`): reason -> count
+    dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def generator(self) -> str:
@@ -340,6 +356,50 @@ class SliceIndex:
         return self._enclosing(lane, ts, tol)
 
 
+def bad_time(value: float) -> str | None:
+    """Why `value` cannot be a time (ts or dur, us) of a trace, or None if it can."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return "not finite"
+    if value < 0:
+        return "negative"
+    return f"beyond {MAX_TIME_US:.0e} us" if value > MAX_TIME_US else None
+
+
+_NUMBER_TYPES = frozenset((int, float))
+
+
+def _malformed(n: int, e: dict[str, Any], key: str, want: str) -> TraceFormatError:
+    got = reprlib.repr(e[key]) if key in e else "missing"
+    return TraceFormatError(f"event {n} (ph {e.get('ph')!r}): {key!r} is {got}, not {want}")
+
+
+def _int(n: int, e: dict[str, Any], key: str, default: Any = None) -> int:
+    v = e.get(key, default)
+    if type(v) is int:
+        return v
+    try:
+        if isinstance(v, (str, float, int)) and not isinstance(v, bool):
+            return int(v)
+    except (ValueError, OverflowError):
+        pass
+    raise _malformed(n, e, key, "an integer")
+
+
+def _time(n: int, e: dict[str, Any], key: str, default: Any = None) -> float:
+    """A number field; a time that is not a trace's is returned as it is (callers check)."""
+    v = e.get(key, default)
+    if type(v) in _NUMBER_TYPES:
+        return v
+    raise _malformed(n, e, key, "a number")
+
+
+def _object(n: int, e: dict[str, Any], key: str) -> dict[str, Any]:
+    v = e.get(key, {})
+    if type(v) is dict:
+        return v
+    raise _malformed(n, e, key, "an object")
+
+
 def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneData:
     """Parse a trace object (`{"traceEvents": [...]}`) or its events (a list, or any iterable:
     `toolkit.trace` streams them from the file one at a time).
@@ -349,6 +409,9 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     its lane's kind, known once the lane's `thread_name` event has been seen (PyPTO and we write
     them first); in the rare file that declares (or redeclares) a lane after its first X event,
     the tasks are re-sorted into file order at the end.
+    Keeps: a field of the wrong type (`"ts": "abc"`, `"args": 5`, `"tid": null`) is a
+    `TraceFormatError` naming the event; an X, flow or counter event whose ts or dur is not
+    finite, negative or beyond `MAX_TIME_US` is left out and counted in `dropped` by reason.
     """
     events = obj.get("traceEvents", []) if isinstance(obj, dict) else obj
     other = obj.get("otherData", {}) if isinstance(obj, dict) else {}
@@ -360,16 +423,42 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     cpu: list[TaskEvent] = []
     order: list[tuple[int, bool, TaskEvent]] = []   # (tid, has an id, task) in file order
     placed: set[int] = set()                        # tids whose X events were filed already
+    dropped: dict[str, int] = defaultdict(int)
     late = False                # an X event came before (or its lane changed after) it was filed
-    for e in events:
+    number, max_us = _NUMBER_TYPES, MAX_TIME_US
+    for n, e in enumerate(events):
         ph = e.get("ph")
-        # NOTE: flow ends are most of a trace's events: tested first
-        if ph == "s":
-            starts[e["id"]] = (e.get("tid"), e.get("ts"))
-        elif ph == "f":
-            finishes[e["id"]] = (e.get("tid"), e.get("ts"))
+        # NOTE: flow ends are most of a trace's events: tested first; each field is checked
+        # by its type first (the usual case, cheap) and only converted when that fails
+        if ph == "s" or ph == "f":
+            ts, tid = e.get("ts"), e.get("tid")
+            if type(ts) not in number:
+                ts = _time(n, e, "ts")
+            if type(tid) is not int:
+                tid = _int(n, e, "tid")
+            if not 0.0 <= ts <= max_us:
+                dropped[bad_time(ts)] += 1
+                continue
+            if "id" not in e:
+                raise _malformed(n, e, "id", "a flow id")
+            fid = e["id"]
+            if not isinstance(fid, (int, float, str)):
+                raise _malformed(n, e, "id", "a flow id")
+            (starts if ph == "s" else finishes)[fid] = (tid, ts)
         elif ph == "X":
-            tid = int(e.get("tid", 0))
+            ts, dur, tid = e.get("ts", 0.0), e.get("dur", 0.0), e.get("tid", 0)
+            if type(ts) not in number:
+                ts = _time(n, e, "ts", 0.0)
+            if type(dur) not in number:
+                dur = _time(n, e, "dur", 0.0)
+            if type(tid) is not int:
+                tid = _int(n, e, "tid", 0)
+            args = e.get("args", {})
+            if type(args) is not dict:
+                args = _object(n, e, "args")
+            if not (0.0 <= ts <= max_us and 0.0 <= dur <= max_us):
+                dropped[bad_time(ts) or bad_time(dur)] += 1
+                continue
             lane = lanes.get(tid)
             if lane is None:
                 late = True
@@ -377,22 +466,33 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
             else:
                 placed.add(tid)
                 dest = cpu if lane.kind == "aicpu" else tasks
-            task = TaskEvent(len(dest), int(e.get("id", len(dest))), tid, str(e.get("name", "")),
-                             float(e.get("ts", 0.0)), float(e.get("dur", 0.0)),
-                             dict(e.get("args", {})))
+            eid = e.get("id")
+            has_id = eid is not None or "id" in e
+            if type(eid) is not int:
+                eid = _int(n, e, "id") if has_id else len(dest)
+            name = e.get("name", "")
+            task = TaskEvent(len(dest), eid, tid, name if type(name) is str else str(name),
+                             float(ts), float(dur), dict(args))
             dest.append(task)
-            order.append((tid, "id" in e, task))
+            order.append((tid, has_id, task))
         elif ph == "M":
             if e.get("name") == "thread_name":
-                tid = int(e["tid"])
-                lanes[tid] = classify_lane(tid, str(e.get("args", {}).get("name", tid)))
+                tid = _int(n, e, "tid")
+                lanes[tid] = classify_lane(tid, str(_object(n, e, "args").get("name", tid)))
                 late = late or tid in placed
             elif e.get("name") == "process_name":
-                process = str(e.get("args", {}).get("name", process))
+                process = str(_object(n, e, "args").get("name", process))
         elif ph == "C":
-            for key, value in e.get("args", {}).items():
-                name = e["name"] if key == "size" else f"{e['name']}.{key}"
-                counters[name].append((float(e["ts"]), float(value)))
+            ts = _time(n, e, "ts")
+            if not 0.0 <= ts <= max_us:
+                dropped[bad_time(ts)] += 1
+                continue
+            for key, value in _object(n, e, "args").items():
+                if type(value) not in number:
+                    raise TraceFormatError(f"event {n} (ph 'C'): counter {key!r} is "
+                                           f"{reprlib.repr(value)}, not a number")
+                name = str(e.get("name", "")) if key == "size" else f"{e.get('name', '')}.{key}"
+                counters[name].append((float(ts), float(value)))
     for tid, _, _ in order:
         if tid not in lanes:
             lanes[tid] = Lane(tid, str(tid), "other", None)
@@ -406,7 +506,8 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     pairs = ((fid, s_tid, s_ts, *finishes[fid]) for fid, (s_tid, s_ts) in starts.items()
              if fid in finishes)                    # file order of the s events
     flows = _match_flows(tasks, pairs)
-    return SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process, dict(other))
+    return SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process, dict(other),
+                        dict(dropped))
 
 
 def _match_flows(tasks: list[TaskEvent], pairs: Iterable[tuple]) -> list[Flow]:

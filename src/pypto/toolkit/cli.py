@@ -57,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     except ToolkitError as e:
         print(f"pypto-toolkit {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except RecursionError:      # (the readers stop deeper JSON; this is the last resort)
+        print(f"pypto-toolkit {args.command}: error: an input is nested too deeply to process",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -44,9 +44,13 @@ def leaf_of(task: TaskEvent) -> tuple[str, str]:
 
 def window_of(task: TaskEvent) -> int | None:
     """The stitch window (PyPTO's seqNo, the devTask) the task was submitted in."""
-    for key in ("window", "seqNo"):
-        if isinstance(task.args.get(key), int):
-            return task.args[key]
+    args = task.args
+    window = args.get("window")
+    if isinstance(window, int):
+        return window
+    window = args.get("seqNo")
+    if isinstance(window, int):
+        return window
     fields = task.fields
     return fields[0] if fields else None
 
@@ -54,7 +58,8 @@ def window_of(task: TaskEvent) -> int | None:
 def instance_of(task: TaskEvent) -> tuple[int, int] | None:
     """(window, root instance) of the task: one iteration of a `pypto.loop` body."""
     window = window_of(task)
-    if isinstance(task.args.get("instance"), int):
-        return window, task.args["instance"]
+    instance = task.args.get("instance")
+    if isinstance(instance, int):
+        return window, instance
     fields = task.fields
     return (window, fields[1]) if fields and window is not None else None

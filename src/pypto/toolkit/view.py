@@ -28,21 +28,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # NOTE: imported here so `pypto-toolkit --help` does not load the trace reader
     from pypto.toolkit.trace import load
-    from pypto.toolkit.viewer import render_view_html
+    from pypto.toolkit.viewer.pack import pack
+    from pypto.toolkit.viewer.page import write_view_page
 
     trace_path = Path(args.trace)
     folder = trace_path if trace_path.is_dir() else trace_path.parent
-    data = load(trace_path)
     graph = Path(args.graph) if args.graph else folder / "graph.html"
     if args.graph and not graph.is_file():
         raise ToolkitError(f"{graph}: no such file")
     out = Path(args.output) if args.output else folder / "swimlane.html"
+    data = load(trace_path)
     title = args.title or str(data.other.get("kernel") or trace_path.resolve().name)
+    run = pack(data, title)
+    tasks, lanes = len(data.tasks), len(data.lanes)
+    del data            # (the parsed trace is most of the memory; the page needs only `run`)
     try:
-        page = render_view_html(data, out, title=title, graph=graph if graph.is_file() else None)
+        page = write_view_page(run, out, title, graph=graph if graph.is_file() else None)
     except OSError as e:
         raise ToolkitError(f"{out}: cannot write: {e.strerror or e}") from None
-    print(f"{page}: {len(data.tasks)} tasks on {len(data.lanes)} lanes")
+    print(f"{page}: {tasks} tasks on {lanes} lanes")
     if args.open:
         webbrowser.open(page.resolve().as_uri())
     return 0

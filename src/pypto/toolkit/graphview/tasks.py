@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pypto.profiling.swimlane import read_swimlane
-from pypto.toolkit.errors import ToolkitError
+from pypto.toolkit.trace import load
 
 SWIMLANE = "merged_swimlane.json"
 
@@ -21,10 +20,7 @@ def task_index(directory: str) -> dict[str, Any] | None:
     path = os.path.join(directory, SWIMLANE)
     if not os.path.exists(path):
         return None
-    try:
-        data = read_swimlane(path)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ToolkitError(f"{path}: not a swimlane trace ({e})") from None
+    data = load(path)       # (a ToolkitError naming the file when it is not a trace)
     roots: dict[str, int] = {}
     leaves: dict[str, int] = {}
     rows = []

@@ -23,7 +23,7 @@ import numpy as np
 
 from pypto.profiling.run_columns import RunColumns, json_value
 from pypto.profiling.swimlane import (FLOW_LEAD_US, Lane, SliceIndex, SwimlaneData,
-                                      classify_lane, task_label)
+                                      classify_lane, task_label, task_labels)
 
 # display order of lane kinds, and the group each kind is shown under
 _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
@@ -76,6 +76,13 @@ def _function(args: dict[str, Any], key: str, hash_key: str) -> str:
     return f"{hash_key}:{m.group(1)}" if m else ""
 
 
+def _functions(args: list[dict[str, Any]], key: str, hash_key: str) -> list[str]:
+    """`_function` of each event's args. NOTE: the args are looked up in C (map) and only
+    events without the key go through `_function`."""
+    values = list(map(dict.get, args, repeat(key)))
+    return [v if type(v) is str else _function(a, key, hash_key) for v, a in zip(values, args)]
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -88,11 +95,23 @@ def _is_numeric(values: list) -> bool:
     return all(v is _ABSENT or v is None or _is_number(v) for v in values)
 
 
+# json.dumps(v, sort_keys=True) without building an encoder per call (the C encoder itself;
+# no circular check: the values come from JSON)
+_ENCODE = json.encoder.c_make_encoder(
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ": ", ", ",
+    True, False, True) if json.encoder.c_make_encoder else None
+
+
+def _dumps(value: Any) -> str:
+    if _ENCODE is None or type(value) is float:   # (a float alone: the encoder's own repr)
+        return json.dumps(value, sort_keys=True)
+    return "".join(_ENCODE(value, 0))
+
+
 def _texts(values: list) -> list[str | None]:
     """Each value as the string table keys it: strings as they are, anything else as JSON
     with sorted keys; None where absent."""
-    return [None if v is _ABSENT else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
-            for v in values]
+    return [None if v is _ABSENT else v if type(v) is str else _dumps(v) for v in values]
 
 
 def _arg_columns(args: list[dict[str, Any]], first: dict[str, Column] | None = None,
@@ -110,7 +129,7 @@ def _arg_columns(args: list[dict[str, Any]], first: dict[str, Column] | None = N
         if key not in present:              # a key of `first` only: absent from all of `args`
             cols[key] = (kind, head + [None] * len(args))
             continue
-        values = [a.get(key, _ABSENT) for a in args]
+        values = list(map(dict.get, args, repeat(key), repeat(_ABSENT)))
         if kind != "str" and _is_numeric(values):
             cols[key] = ("num", (head if kind == "num" else [None] * n_first)
                          + [None if v is _ABSENT else v for v in values])
@@ -157,11 +176,11 @@ def pack(data: SwimlaneData, title: str) -> dict[str, Any]:
     """The page data of a parsed swimlane."""
     events = data.tasks + data.aicpu
     args = [e.args for e in events]
+    names = [e.name for e in events]
     return _page(title, data.lanes, len(data.tasks), [e.lane for e in events],
-                 [e.start for e in events], [e.dur for e in events], [e.name for e in events],
-                 [_function(a, "leaf", "leafHash") for a in args],
-                 [_function(a, "root", "rootHash") for a in args],
-                 [task_label(e.name, e.args) for e in events], _arg_columns(args),
+                 [e.start for e in events], [e.dur for e in events], names,
+                 _functions(args, "leaf", "leafHash"), _functions(args, "root", "rootHash"),
+                 task_labels(names, args), _arg_columns(args),
                  [(f.src, f.dst) for f in data.flows], data.generator,
                  str(data.other.get("kernel", "")))
 

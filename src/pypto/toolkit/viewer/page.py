@@ -29,6 +29,7 @@ _SCRIPTS = ("model.js", "draw.js", "panels.js", "main.js")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _MARKER = re.compile(r"@@(TITLE|CSS|JS|DATA)@@")
+_WRITE_SLICE = 1 << 22          # characters encoded and written at a time
 
 
 @functools.lru_cache(maxsize=None)
@@ -108,11 +109,20 @@ def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) ->
     """Write the page for `data` (the "runs"/"report"/"graph" object the scripts read)."""
     parts = {"TITLE": html.escape(title), "CSS": _asset("viewer.css"),
              "JS": "\n".join(_asset(name) for name in _SCRIPTS), "DATA": embed_json(data)}
-    # one pass, so marker-like text inside the substituted parts is never expanded
-    page = _MARKER.sub(lambda m: parts[m.group(1)], _asset("page.html"))
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    # one pass, so marker-like text inside the substituted parts is never expanded; the parts
+    # are written one after the other (in slices), never joined: a 1M-event page is ~100 MB
+    template = _asset("page.html")
+    with open(out, "w", encoding="utf-8", errors="backslashreplace") as f:
+        at = 0
+        for m in _MARKER.finditer(template):
+            f.write(template[at:m.start()])
+            part = parts[m.group(1)]
+            for i in range(0, len(part), _WRITE_SLICE):
+                f.write(part[i:i + _WRITE_SLICE])
+            at = m.end()
+        f.write(template[at:])
     return out
 
 
@@ -121,8 +131,14 @@ def render_view_html(trace: SwimlaneData | RunColumns, out_path: str | os.PathLi
     """The viewer page of one run (parsed, or the columns of a run just simulated); `graph`
     (a graph.html path) adds a Graph tab."""
     run = pack_run(trace, title) if isinstance(trace, RunColumns) else pack(trace, title)
-    data = {"mode": "view", "runs": [run],
-            "graph": _graph_src(graph, Path(out_path))}
+    return write_view_page(run, out_path, title, graph)
+
+
+def write_view_page(run: dict[str, Any], out_path: str | os.PathLike, title: str,
+                    graph: str | os.PathLike | None = None) -> Path:
+    """The viewer page of one packed run (`pack`): lets a caller drop the parsed trace, which
+    is many times the size of its columns, before the page is written."""
+    data = {"mode": "view", "runs": [run], "graph": _graph_src(graph, Path(out_path))}
     return write_page(data, out_path, title)
 
 
