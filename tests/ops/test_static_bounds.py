@@ -139,3 +139,19 @@ def test_a_dynamic_dim_keeps_run_time_semantics():
     kernel(body, ["x", "out"], tile=(8, 64),
            shapes=[[pypto.DYNAMIC, 64], [pypto.DYNAMIC, 64]])(x, out)
     check(out, x * 2.0)
+
+
+@pytest.mark.parametrize("make,msg", [
+    (lambda t: pypto.full([16, 64], 1.0, pypto.DT_FP32, valid_shape=[-2, 64]),
+     r"full: valid_shape\[0\] = -2 is negative"),
+    (lambda t: pypto.full([16, 64], 1.0, pypto.DT_FP32, valid_shape=[16, 65]),
+     r"full: valid_shape\[1\] = 65 exceeds the size 64 of dim 1"),
+    (lambda t: pypto.reshape(t, [16, 64], valid_shape=[17, 64]),
+     r"reshape: valid_shape\[0\] = 17 exceeds the size 16 of dim 0"),
+    (lambda t: pypto.expand_clone(t[0:1, :], [16, 64], valid_shape=[16, -1]),
+     r"expand_clone: valid_shape\[1\] = -1 is negative"),
+])
+def test_a_static_valid_shape_outside_zero_to_size_is_an_error(make, msg):
+    x, out = rand((16, 64)), torch.zeros(16, 64)
+    with pytest.raises(E.PyptoValueError, match=msg + LINE):
+        go(lambda t, o: o.__setitem__(slice(None), make(t) * 1.0), x, out, tile=(8, 64))

@@ -11,6 +11,7 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ops.core import emit1, register, shape_exprs
 from pypto.ops.elementwise import Element
+from pypto.ops.shape import check_valid_shape
 from pypto.symbolic import Const, SymbolicScalar
 
 
@@ -42,6 +43,7 @@ def full(size: Any, fill_value: Any, dtype: DataType, *, valid_shape: Any = None
     valid = shape_exprs(valid_shape, "full", "valid_shape") if valid_shape is not None else dims
     if len(valid) != len(dims):
         raise PyptoValueError(f"full: valid_shape needs {len(dims)} entries, got {len(valid)}")
+    check_valid_shape("full", valid, dims)
     return emit1("FULL", [], dims, dtype, valid, {"value": fill_value, "dtype": dtype},
                  tile_rank=len(dims))
 

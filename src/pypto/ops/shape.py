@@ -33,6 +33,17 @@ def _clamped_valid(parent_valid: Expr, offset: Expr, size: int) -> Expr:
     return binary("min", size, binary("max", 0, binary("sub", parent_valid, offset)))
 
 
+def check_valid_shape(op: str, valid: Sequence[Expr], shape: Sequence[Expr]) -> None:
+    """Static valid_shape entries lie in [0, size] (symbolic ones are checked when the kernel
+    runs: runtime/extent_checks.py)."""
+    for d, (vs, n) in enumerate(zip(valid, shape)):
+        if isinstance(vs, Const) and vs.value < 0:
+            raise PyptoValueError(f"{op}: valid_shape[{d}] = {vs.value} is negative")
+        if isinstance(vs, Const) and isinstance(n, Const) and vs.value > n.value:
+            raise PyptoValueError(f"{op}: valid_shape[{d}] = {vs.value} exceeds the size "
+                                  f"{n.value} of dim {d}")
+
+
 def _check_window(op: str, v: TensorValue, offsets: Sequence[Expr], sizes: Sequence[int]) -> None:
     for d, (off, size, dim) in enumerate(zip(offsets, sizes, v.shape)):
         if isinstance(off, Const) and off.value < 0:
@@ -275,6 +286,7 @@ def reshape(input: Any, shape: Any, *, valid_shape: Any = None, inplace: bool = 
         if len(valid) != len(new_shape):
             raise PyptoValueError(f"reshape: valid_shape needs {len(new_shape)} entries, got "
                                   f"{len(valid)}")
+        check_valid_shape("reshape", valid, new_shape)
     else:
         inferred = _reshape_valid(v.shape, v.valid_shape, new_shape)
         if inferred is None:
@@ -471,6 +483,7 @@ def expand_clone(input: Any, shape: Any, *, valid_shape: Any = None) -> Tensor:
     if len(valid) != len(dims):
         raise PyptoValueError(f"expand_clone: valid_shape needs {len(dims)} entries, got "
                               f"{len(valid)}")
+    check_valid_shape("expand_clone", valid, dims)
     return emit1("EXPAND", [v], dims, v.dtype, valid, tile_rank=len(dims), op="expand_clone")
 
 

@@ -64,7 +64,7 @@ def _collect(block: Block) -> list[_Check]:
     out = []
 
     def add(op: Operation, what: str, e: Expr) -> None:
-        if type(e) is Const or _clamped(e) or e in seen:
+        if (type(e) is Const and e.value >= 0) or _clamped(e) or e in seen:
             return
         seen.add(e)
         out.append(_Check(op, what, e))
