@@ -195,3 +195,17 @@ def test_cli_options_and_json_summary(capsys):
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["count"] == 3 and sum(data["outcomes"].values()) == 3
     assert set(data["by_family"]) == {"elementwise"}
+
+
+def test_minimizer_keeps_one_call_and_halves_dynamic_sizes():
+    """Of several calls the minimizer keeps one that fails, then halves its dynamic sizes
+    (in every parameter that shares them) while the failure holds."""
+    params = [Param("x0", "fp32", "in", ["DYN", 16]), Param("out0", "fp32", "out", ["DYN", 16])]
+    calls = [{"x0": [r, 16], "out0": [r, 16]} for r in (3, 40, 7)]
+    case = Case(1, 0, "synthetic", params, [Line("out0[:] = x0", "")], calls)
+
+    def holds(c):
+        return all(call["x0"][0] >= 5 and call["x0"] == call["out0"] for call in c.calls)
+
+    small = minimize(case, holds)
+    assert small.calls == [{"x0": [5, 16], "out0": [5, 16]}]

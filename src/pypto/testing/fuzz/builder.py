@@ -104,8 +104,12 @@ class Builder:
                       f"ASM({out.name}, {v.name}, [0] * {len(out.shape)})")
             return
         offs = ", ".join(map(str, offsets))
-        style = style or self.rng.choice(["slice", "assemble"])
-        if style == "slice":
+        style = style or self.rng.choice(["slice", "slice", "stop", "assemble"])
+        if style == "stop":  # out[a:a + h, c:c + w] = v: the stops spelled out
+            idx = ", ".join(f"{o}:{o} + {n}" if isinstance(o, str) else f"{o}:{o + n}"
+                            for o, n in zip(offsets, v.shape))
+            self.emit(f"{out.name}[{idx}] = {v.name}", f"ASM({out.name}, {v.name}, [{offs}])")
+        elif style == "slice":
             idx = ", ".join(":" if o == 0 and i else f"{o}:" for i, o in enumerate(offsets))
             self.emit(f"{out.name}[{idx}] = {v.name}", f"ASM({out.name}, {v.name}, [{offs}])")
         else:

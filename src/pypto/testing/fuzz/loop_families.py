@@ -4,7 +4,7 @@ loop-carried state and recurrences through outputs, and an attention core per ro
 Most take a DYNAMIC row count and are called with several sizes (one compile expected)."""
 from __future__ import annotations
 
-from pypto.testing.fuzz.builder import (Builder, dt_attr, dynamic_calls, dynamic_rows,
+from pypto.testing.fuzz.builder import (Builder, Val, dt_attr, dynamic_calls, dynamic_rows,
                                         make_input, pick_dtype, pick_tile)
 from pypto.testing.fuzz.ops import chain
 
@@ -49,7 +49,8 @@ def loop(b: Builder) -> None:
 
 
 def cond(b: Builder) -> None:
-    """Runtime branches on the loop index inside a row loop."""
+    """Runtime branches on the loop index inside a row loop, or on the dynamic size itself
+    outside any loop."""
     rng = b.rng
     dt = pick_dtype(rng)
     cols = rng.choice([8, 16, 32, 64])
@@ -58,6 +59,16 @@ def cond(b: Builder) -> None:
     out = b.param(("DYN", cols), dt, "out")
     b.emit(f"n = {x.name}.shape[0]", f"n = {x.name}.shape[0]")
     b.tile(pick_tile(rng, (1, cols), dt))
+    if rng.random() < 0.3:
+        whole = Val(x.name, (rows, cols), dt, x.lo, x.hi)
+        b.tile(pick_tile(rng, (rows, cols), dt))
+        with b.block(f"if n > {rows}", f"if n > {rows}") as node:
+            b.store(out, chain(b, whole, rng.randint(1, 2)))
+        with b.orelse(node):
+            b.store(out, chain(b, whole, rng.randint(1, 2)))
+        b.notes.append("runtime branch on a dynamic size")
+        dynamic_calls(b, sorted({rows, rows + rng.randint(1, 5), rng.randint(1, rows)}))
+        return
     conds = [("i < {k}", "i < {k}"), ("i % 2 == 0", "i % 2 == 0"),
              ("pypto.is_loop_begin(i)", "i == 0"), ("pypto.is_loop_end(i)", "i == n - 1"),
              ("i >= {k}", "i >= {k}")]

@@ -1,6 +1,6 @@
 """Shrinks a failing case while it keeps failing the same way (outcome kind and error type):
 first to one kernel call, then delta debugging (ddmin) over the statements of each block,
-outermost first, then smaller tile shapes.
+outermost first, then smaller dynamic sizes, then smaller tile shapes.
 
 Dropping a statement that defined a value replaces that value by the statement's first input
 (`Line.primary`) in everything after it, so a chain `v2 = f(v1); v3 = g(v2)` can lose `f`
@@ -119,6 +119,26 @@ def _shrink_tiles(case: Case, holds: Predicate, budget: _Budget) -> Case:
     return case
 
 
+def _shrink_sizes(case: Case, holds: Predicate, budget: _Budget) -> Case:
+    """Halve the dynamic sizes of the (single) call while the failure holds."""
+    if len(case.calls) != 1:
+        return case
+    dyn = [(p.name, i) for p in case.params for i, d in enumerate(p.shape) if d in ("DYN", "N")]
+    sizes = sorted({case.calls[0][n][i] for n, i in dyn}, reverse=True)
+    for size in sizes:
+        while size > 1 and budget.spend():
+            new = size // 2
+            call = {k: list(v) for k, v in case.calls[0].items()}
+            for n, i in dyn:
+                if call[n][i] == size:
+                    call[n][i] = new
+            cand = case.replace(calls=[call])
+            if not holds(cand):
+                break
+            case, size = cand, new
+    return case
+
+
 def _copy(stmts: list) -> list:
     return [dataclasses.replace(s, tile=list(s.tile)) if isinstance(s, Line) and s.tile
             else dataclasses.replace(s, body=_copy(s.body),
@@ -138,4 +158,5 @@ def minimize(case: Case, holds: Predicate, seconds: float = 120.0, tries: int = 
                 break
     body = _shrink_block(case.body, lambda stmts: case.replace(body=stmts), holds, budget)
     case = case.replace(body=_copy(body))
+    case = _shrink_sizes(case, holds, budget)
     return _shrink_tiles(case, holds, budget)
