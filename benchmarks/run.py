@@ -515,6 +515,10 @@ def markdown(res: dict) -> str:
             out.append(f"| {r['tasks']} | {r['seconds']:.2f} | {r['tasks_per_s']:.0f} | "
                        f"{r['peak_mb']:.0f} | {r['inputs_mb']:.0f} |")
         out.append("")
+    if "compile_scaling" in res:
+        sys.path.insert(0, HERE)
+        from compile_scaling import markdown as compile_scaling_table
+        out += compile_scaling_table(res["compile_scaling"])
     if "numerics" in res:
         out += ["## 4. Numerics vs torch eager (CPU, one thread each)", "",
                 "Targets: tensor-level <= 1.5x torch, tile-level <= 10x. `x` is over torch's "
@@ -600,6 +604,10 @@ def main() -> int:
             if "scaling" in only:
                 log("3. simulator scaling")
                 res["scaling"] = run_scaling(args.suite)
+                log("3b. compile and stitch scaling")
+                sys.path.insert(0, HERE)
+                from compile_scaling import run as run_compile_scaling
+                res["compile_scaling"] = run_compile_scaling(args.suite, log)
             if "numerics" in only:
                 log("4. numerics vs torch eager")
                 res["numerics"] = run_numerics(args.suite)

@@ -18,6 +18,7 @@ def test_smoke_suite_writes_json_and_markdown(tmp_path):
     assert [r["ours"] > 0 for r in res["loop"]] == [True]
     assert all(r["ok"] for r in res["fidelity"])
     assert res["scaling"][0]["tasks"] == 1000
+    assert [r["tile_ops"] for r in res["compile_scaling"]] == [240, 960]
     assert res["numerics"][0]["tile_s"] > 0
     assert all(max(r["cube"], r["vector"], r["gm"], r["hbm"]) <= 1.0 for r in res["roofline"])
     md = (tmp_path / js.replace(".json", ".md")).read_text()
