@@ -155,3 +155,17 @@ def test_a_static_valid_shape_outside_zero_to_size_is_an_error(make, msg):
     x, out = rand((16, 64)), torch.zeros(16, 64)
     with pytest.raises(E.PyptoValueError, match=msg + LINE):
         go(lambda t, o: o.__setitem__(slice(None), make(t) * 1.0), x, out, tile=(8, 64))
+
+
+def test_a_run_time_element_write_outside_the_tensor_is_an_error():
+    """t[i, j] = v with a symbolic i: numpy would wrap i = -1 to the last row."""
+    @pypto.frontend.jit
+    def k(n: pypto.Tensor([1, 8], pypto.DT_INT32), out: pypto.Tensor([4, 8], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[n[0, 0], 1] = 5
+    out = torch.zeros(4, 8, dtype=torch.int32)
+    k(torch.full((1, 8), 2, dtype=torch.int32), out)
+    assert out[2, 1] == 5 and out.sum() == 5
+    with pytest.raises(E.PyptoRuntimeError, match=r"t\[i, j\] = v: index \[-1, 1\] is outside "
+                                                  r"the tensor's shape \[4, 8\]" + LINE):
+        k(torch.full((1, 8), -1, dtype=torch.int32), out)

@@ -235,7 +235,12 @@ def atomic_add(src: Any, offsets: Any, dst: Any) -> None:
 
 @register("SET_ELEMENT", core=NONE, writes=True, widen=False)
 def _set_element_compute(dst: np.ndarray, xs: list, at: dict) -> None:
-    dst[tuple(at["index"])] = at["scalar"]
+    index = tuple(int(i) for i in at["index"])
+    if any(not 0 <= i < n for i, n in zip(index, dst.shape)):
+        # a symbolic index is known only now; numpy would wrap a negative one
+        raise PyptoRuntimeError(f"t[i, j] = v: index {list(index)} is outside the tensor's "
+                                f"shape {list(dst.shape)}", at.get("_loc"))
+    dst[index] = at["scalar"]
 
 
 def set_element(t: TensorValue, index: Sequence[Expr], value: Any) -> None:
