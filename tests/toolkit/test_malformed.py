@@ -218,3 +218,31 @@ def test_graph_of_a_run_with_a_malformed_or_odd_trace(tmp_path, capsys, monkeypa
     assert main(["graph", str(run)]) == 0
     assert os.path.exists(run / "graph.html")
     shutil.rmtree(run)
+
+
+@pytest.mark.parametrize("chunk", [64, 4096, 1 << 20])
+@pytest.mark.parametrize("layout", ["ours", "pretty", "one line"])
+def test_batched_reading_equals_json_load(tmp_path, monkeypatch, chunk, layout):
+    """Events are decoded many at a time, cut where one event ends and the next begins; a cut
+    that lands inside a string (a name holding "}, {" or "},\\n{"), a NaN, a non-object event
+    or a list of objects inside args makes that batch fall back to one event at a time. The
+    result is always what `json.load` + `parse_swimlane` gives, for every read chunk size."""
+    from pypto.profiling.swimlane import parse_swimlane
+    from pypto.toolkit import trace as trace_module
+    monkeypatch.setattr(trace_module, "_CHUNK", chunk)
+    tasks = [task("AIV_25" if i % 2 else "AIV_26", 3.0 * i, 2.0, leaf=f"L{i % 3}", call=i,
+                  rows=[{"a": i}, {"b": [i, {"c": None}]}], note="x}, {y" if i % 5 else "},\n{")
+             for i in range(60)]
+    obj = build(tasks, flows=[(i, i + 1) for i in range(59)])
+    obj["traceEvents"].insert(80, 7)
+    obj["traceEvents"].append({"ph": "C", "name": "c", "ts": 1.0, "args": {"size": float("nan")}})
+    obj["traceEvents"][100]["name"] = "odd }, { name"
+    text = {"ours": "{\"traceEvents\": [\n" + ",\n".join(json.dumps(e) for e in
+                                                         obj["traceEvents"]) + "\n]}",
+            "pretty": json.dumps(obj, indent=4), "one line": json.dumps(obj)}[layout]
+    path = _write(tmp_path / "t.json", text)
+    a = trace_module.load(path)
+    b = parse_swimlane(json.loads(text))
+    assert a.tasks == b.tasks and a.flows == b.flows and a.lanes == b.lanes
+    assert a.other == b.other and len(a.tasks) == 60 and len(a.flows) == 59
+    assert str(a.counters) == str(b.counters)           # (NaN != NaN)

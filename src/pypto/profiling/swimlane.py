@@ -426,7 +426,9 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     dropped: dict[str, int] = defaultdict(int)
     late = False                # an X event came before (or its lane changed after) it was filed
     number, max_us = _NUMBER_TYPES, MAX_TIME_US
-    for n, e in enumerate(events):
+    for n, e in enumerate(events):             # n: the event's position, for messages
+        if type(e) is not dict:
+            continue                            # (not an event: ignored, like unknown kinds)
         ph = e.get("ph")
         # NOTE: flow ends are most of a trace's events: tested first; each field is checked
         # by its type first (the usual case, cheap) and only converted when that fails
@@ -483,11 +485,15 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
             elif e.get("name") == "process_name":
                 process = str(_object(n, e, "args").get("name", process))
         elif ph == "C":
-            ts = _time(n, e, "ts")
+            ts, args = e.get("ts"), e.get("args", {})
+            if type(ts) not in number:
+                ts = _time(n, e, "ts")
+            if type(args) is not dict:
+                args = _object(n, e, "args")
             if not 0.0 <= ts <= max_us:
                 dropped[bad_time(ts)] += 1
                 continue
-            for key, value in _object(n, e, "args").items():
+            for key, value in args.items():
                 if type(value) not in number:
                     raise TraceFormatError(f"event {n} (ph 'C'): counter {key!r} is "
                                            f"{reprlib.repr(value)}, not a number")
