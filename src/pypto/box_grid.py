@@ -18,8 +18,11 @@ from typing import Any, Iterator
 
 # NOTE: a box spanning more cells than this (a whole-tensor access among tile-sized ones) is
 # not spread over the grid but kept in a list every query returns: cheap while such boxes
-# are few, which they are (the grid's cell is the first box's size, normally the tile).
+# are few. When they are not (a storage written by small tiles first, then by big ones), the
+# grid is rebuilt with cells as big as those boxes once they are a quarter of all boxes, which
+# keeps adding amortised O(1) (each rebuild waits for a quarter more boxes).
 MAX_CELLS_PER_BOX = 64
+MAX_WIDE = 16
 
 
 class BoxGrid:
@@ -31,6 +34,7 @@ class BoxGrid:
         self.cells: dict[tuple[int, ...], list[Any]] = {}
         self.wide: list[Any] = []      # boxes over MAX_CELLS_PER_BOX cells
         self.spread = False            # some item is in several cells (may come twice)
+        self.boxes: list[tuple[tuple[int, ...], tuple[int, ...], Any]] = []  # for rebuilds
         self.count = 0
 
     def __len__(self) -> int:
@@ -44,6 +48,24 @@ class BoxGrid:
         if self.cell is None:
             self.cell = tuple(e if e > 1 else 1 for e in extents)
         self.count += 1
+        self.boxes.append((offsets, extents, item))
+        self._place(offsets, extents, item)
+        if len(self.wide) > MAX_WIDE and 4 * len(self.wide) > self.count:
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Cells as big as the widest boxes, every box placed again (in the order added)."""
+        cell = list(self.cell)
+        for offsets, extents, _ in self.boxes:
+            for d, e in enumerate(extents):
+                if e > cell[d]:
+                    cell[d] = e
+        self.cell = tuple(cell)
+        self.cells, self.wide, self.spread = {}, [], False
+        for offsets, extents, item in self.boxes:
+            self._place(offsets, extents, item)
+
+    def _place(self, offsets: tuple[int, ...], extents: tuple[int, ...], item: Any) -> None:
         key = self._single(offsets, extents)
         if key is not None:   # the usual box: one cell
             found = self.cells.get(key)

@@ -91,3 +91,23 @@ def test_box_grid_candidates_cover_every_overlap(seed):
         grid.add(offs, ext, n)
         boxes.append((offs, ext))
     assert len(grid) == len(boxes)
+
+
+def test_box_grid_grows_its_cells_when_boxes_outgrow_them():
+    """A storage touched first by a 1x1 box, then by 40x40 ones: the grid rebuilds with bigger
+    cells (instead of returning every big box to every query) and still finds every overlap."""
+    rng = random.Random(3)
+    grid = BoxGrid()
+    grid.add((0, 0), (1, 1), "first")
+    boxes = [((0, 0), (1, 1), "first")]
+    for n in range(200):
+        offs = (rng.randrange(0, 400), rng.randrange(0, 400))
+        grid.add(offs, (40, 40), n)
+        boxes.append((offs, (40, 40), n))
+    assert grid.cell == (40, 40) and len(grid.wide) == 0
+    for _ in range(100):
+        q = (rng.randrange(-20, 420), rng.randrange(-20, 420)), (rng.randrange(0, 60), 9)
+        found = set(grid.near(*q))
+        for o, e, item in boxes:
+            if all(x < y + ye and y < x + xe for x, xe, y, ye in zip(q[0], q[1], o, e)):
+                assert item in found
