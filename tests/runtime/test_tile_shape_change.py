@@ -89,3 +89,25 @@ def test_three_tile_shapes_in_a_chain():
     k(a, out)
     r = torch.rsqrt(a * 2.0)
     torch.testing.assert_close(out, torch.sqrt(r) + r, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,produce,consume", _TILES[:2] + _TILES[4:5] + _TILES[6:7])
+@pytest.mark.parametrize("name", ["rsqrt", "div", "cast_bf16"])
+def test_a_producer_that_is_also_an_output_is_read_back_right(name, shape, produce, consume):
+    """The produced value escapes to GM too (a second output), so consumer tiles may read it
+    from GM rather than from their own task."""
+    op, golden = _OPS[name]
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(list(shape), F32), mid: pypto.Tensor(list(shape), F32),
+          out: pypto.Tensor(list(shape), F32)):
+        pypto.set_vec_tile_shapes(*produce)
+        s = a * 1.0
+        mid[:] = s
+        pypto.set_vec_tile_shapes(*consume)
+        out[:] = op(s, a)
+    a = torch.rand(*shape) + 0.5
+    mid, out = torch.zeros(shape), torch.zeros(shape)
+    k(a, mid, out)
+    torch.testing.assert_close(mid, a, rtol=0, atol=0)
+    torch.testing.assert_close(out, golden(a), rtol=2e-6, atol=1e-6)
