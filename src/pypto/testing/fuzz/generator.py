@@ -58,11 +58,11 @@ FAMILIES = {  # name: (function, weight)
     "reduce": (tf.reduce, 7), "cast": (tf.cast, 4), "softmax": (tf.softmax, 2),
     "matmul": (tf.matmul, 7), "view": (tf.view, 5), "layout": (tf.layout, 7),
     "tiles": (tf.tiles, 5), "scale": (tf.scale, 2), "stats": (tf.stats, 3),
-    "compose": (tf.compose, 4),
+    "compose": (tf.compose, 4), "index": (tf.index, 3),
     "loop": (lf.loop, 7), "cond": (lf.cond, 4), "unroll": (lf.unroll, 3),
     "nested": (lf.nested, 3), "carried": (lf.carried, 3), "attention": (lf.attention, 3),
     "recurrence": (lf.recurrence, 2), "triangle": (lf.triangle, 2),
-    "sequence": (lf.sequence, 3),
+    "sequence": (lf.sequence, 3), "lookup": (lf.lookup, 3),
     "invalid": (invalid, 2),
 }
 

@@ -303,3 +303,40 @@ def sequence(b: Builder) -> None:
                        depth=b.checks.get(src.name, (0,))[0], lo=-9.0, hi=9.0)
             b.store(dst, chain(b, blk, rng.randint(1, 2)), offsets=["off", 0], style="slice")
     dynamic_calls(b, dynamic_rows(b, block))
+
+
+def lookup(b: Builder) -> None:
+    """Values read from an INT32 tensor (`idx[0, i]`, a scalar) drive the kernel: the row a
+    view starts at, or the trip count of an inner loop (0 included)."""
+    rng = b.rng
+    dt = rng.choice(["fp32", "fp16", "bf16"])
+    rows, cols, m = rng.choice([4, 8, 16]), rng.choice([16, 32]), rng.randint(1, 6)
+    x = make_input(b, (rows, cols), dt)
+    b.tile(pick_tile(rng, (1, cols), dt))
+    if rng.random() < 0.5:
+        idx = b.param((1, m), "int32", low=0, high=rows - 1)
+        out = b.param((m, cols), dt, "out")
+        with b.block(f"for i in pypto.loop({m}, name='rows', idx_name='i')",
+                     f"for i in range({m})"):
+            b.emit(f"r = {idx.name}[0, i]", f"r = int({idx.name}[0, i])")
+            row = b.op(f"{x.name}[r:r + 1, :]", f"{x.name}[r:r + 1, :]", x, shape=(1, cols),
+                       depth=0)
+            b.store(out, chain(b, row, rng.randint(1, 2)), offsets=["i", 0], style="slice")
+        b.notes.append("rows picked by scalar reads")
+        return
+    cnt = b.param((1, m), "int32", low=0, high=min(rows, 4))
+    out = b.param((m, cols), dt, "out")
+    with b.block(f"for i in pypto.loop({m}, name='outer', idx_name='i')",
+                 f"for i in range({m})"):
+        b.emit(f"c = {cnt.name}[0, i]", f"c = int({cnt.name}[0, i])")
+        with b.block("for j in pypto.loop(c, name='inner', idx_name='j')",
+                     "for j in range(c)"):
+            prev = b.op(f"{out.name}[i:i + 1, :]", f"{out.name}[i:i + 1, :]", x,
+                        shape=(1, cols), depth=0, lo=-9.0, hi=9.0)
+            row = b.op(f"{x.name}[j:j + 1, :]", f"{x.name}[j:j + 1, :]", x, shape=(1, cols),
+                       depth=0)
+            half = b.op(f"{prev.name} * 0.5", f"{prev.name} * 0.5", prev)
+            nxt = b.op(f"{half.name} + {row.name}", f"{half.name} + {row.name}", half)
+            b.store(out, nxt, offsets=["i", 0], style="slice")
+    b.checks[out.name] = (12, 0, 9.0)
+    b.notes.append("inner trip counts read from a tensor")

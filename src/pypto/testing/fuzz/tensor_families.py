@@ -137,7 +137,20 @@ def softmax(b: Builder) -> None:
     b.store(out, v)
 
 
+# float -> int rounding: (extra argument of pypto.cast, golden); CAST_NONE truncates
+CAST_MODES = [
+    ("", "torch.trunc({x})"),
+    (", pypto.CastMode.CAST_TRUNC", "torch.trunc({x})"),
+    (", pypto.CastMode.CAST_RINT", "torch.round({x})"),
+    (", pypto.CastMode.CAST_ROUND", "torch.sign({x}) * torch.floor(torch.abs({x}) + 0.5)"),
+    (", pypto.CastMode.CAST_FLOOR", "torch.floor({x})"),
+    (", pypto.CastMode.CAST_CEIL", "torch.ceil({x})"),
+]
+
+
 def cast(b: Builder) -> None:
+    """Chains of casts between FP32, FP16, BF16 and INT32 (float -> int in every rounding
+    mode), with elementwise ops between them."""
     rng = b.rng
     dt, shape = pick_dtype(rng), pick_shape(rng)
     x = make_input(b, shape, dt)
@@ -148,8 +161,9 @@ def cast(b: Builder) -> None:
         if to == "int32" and v.dt != "int32":
             if v.mag < 8:
                 v = b.op(f"{v.name} * 8.0", f"{v.name} * 8.0", v, lo=v.lo * 8, hi=v.hi * 8)
-            v = b.op(f"pypto.cast({v.name}, {dt_attr(to)})", f"torch.trunc({v.name})", v,
-                     dt=to, lo=math.trunc(v.lo), hi=math.trunc(v.hi))
+            mode, gold = rng.choice(CAST_MODES)
+            v = b.op(f"pypto.cast({v.name}, {dt_attr(to)}{mode})", gold.format(x=v.name), v,
+                     dt=to, lo=math.floor(v.lo), hi=math.ceil(v.hi))
         else:
             v = b.op(f"pypto.cast({v.name}, {dt_attr(to)})", v.name, v, dt=to)
         if rng.random() < 0.5:
@@ -480,5 +494,50 @@ def compose(b: Builder) -> None:
         v = Val("t", (rows, cols), dt, -40.0, 40.0, depth, 0, 40.0)
     b.vec_tile(v.shape, dt, force=True)
     v = chain(b, v, rng.randint(1, 2))
+    out = b.param(v.shape, v.dt, "out")
+    b.store(out, v)
+
+
+def index(b: Builder) -> None:
+    """index_select, gather, argmax / argmin and topk with INT32 indices."""
+    rng = b.rng
+    kind = rng.choice(["index_select", "gather", "argmax", "topk"])
+    b.notes.append(kind)
+    dt = pick_dtype(rng, ints=False) if kind != "topk" else "fp32"  # topk: no ties
+    rows, cols = rng.choice([4, 8, 16, 24]), rng.choice([16, 32, 64])
+    x = make_input(b, (rows, cols), dt)
+    if kind == "index_select":
+        dim = rng.randrange(2)
+        m = rng.choice([1, 3, 8, 16])
+        idx = b.param((m,), "int32", low=0, high=(rows, cols)[dim] - 1)
+        shape = (m, cols) if dim == 0 else (rows, m)
+        b.vec_tile(shape, "fp16")
+        v = b.op(f"pypto.index_select({x.name}, {dim}, {idx.name})",
+                 f"torch.index_select({x.name}, {dim}, {idx.name})", x, shape=shape, depth=0)
+    elif kind == "gather":
+        dim = rng.randrange(2)
+        shape = (rng.randint(1, rows), rng.choice([16, cols])) if dim == 0 else \
+            (rows, rng.choice([16, 32]))
+        idx = b.param(shape, "int32", low=0, high=(rows, cols)[dim] - 1)
+        b.vec_tile(shape, "fp16")
+        v = b.op(f"pypto.gather({x.name}, {dim}, {idx.name})",
+                 f"torch.gather({x.name}, {dim}, {idx.name})", x, shape=shape, depth=0)
+    elif kind == "argmax":
+        op, dim, keep = rng.choice(["argmax", "argmin"]), rng.randrange(2), rng.random() < 0.5
+        shape = ((1, cols) if dim == 0 else (rows, 1)) if keep else ((cols,) if dim == 0
+                                                                     else (rows,))
+        b.vec_tile((rows, cols), "fp16")
+        v = b.op(f"pypto.{op}({x.name}, dim={dim}, keepdim={keep})",
+                 f"torch.{op}({x.name}, {dim}, keepdim={keep})", x, shape=shape, dt="int32",
+                 lo=0, hi=max(rows, cols), depth=0)
+    else:
+        k = rng.choice([1, 2, 5, 8])
+        largest = rng.random() < 0.7
+        b.vec_tile((rows, cols), "fp16")
+        b.emit(f"vals, idxs = pypto.topk({x.name}, {k}, -1, largest={largest})",
+               f"vals, idxs = torch.topk({x.name}, {k}, -1, largest={largest})")
+        out_i = b.param((rows, k), "int32", "out")
+        b.emit(f"{out_i.name}[:] = idxs", f"ASM({out_i.name}, idxs, [0, 0])")
+        v = Val("vals", (rows, k), dt, x.lo, x.hi)
     out = b.param(v.shape, v.dt, "out")
     b.store(out, v)
