@@ -5,6 +5,8 @@ Each case is a mistake a user can plausibly write. The rule (misuse_check.check)
 with the case's `# <marker>` comment), with no pypto frames in the traceback beyond the single
 public entry point. Where the behaviour is deliberate rather than an error, the case asserts it.
 """
+import types
+
 import numpy as np
 import pypto
 import pytest
@@ -527,6 +529,27 @@ def scaled_by_dict(x: pypto.Tensor([16, 64], F32), y: pypto.Tensor([16, 64], F32
     y[:] = x * SETTINGS["scale"]
 
 
+class _Config:
+    scale = 2.0
+
+
+CONFIG = _Config()
+CFG_MODULE = types.ModuleType("cfg_module")
+CFG_MODULE.SCALE = 2.0
+
+
+@pypto.frontend.jit
+def scaled_by_module(x: pypto.Tensor([16, 64], F32), y: pypto.Tensor([16, 64], F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    y[:] = x * CFG_MODULE.SCALE
+
+
+@pypto.frontend.jit
+def scaled_by_object(x: pypto.Tensor([16, 64], F32), y: pypto.Tensor([16, 64], F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    y[:] = x * CONFIG.scale
+
+
 def test_changed_global_recompiles(monkeypatch):
     """A global read by a helper the kernel calls (SCALE) and one read by the kernel itself
     (TILE_ROWS) key the cache: a change recompiles, no change reuses the program."""
@@ -548,15 +571,59 @@ def test_changed_global_recompiles(monkeypatch):
     assert scaled.compile_count == first + 2 and torch.equal(y, X * 3.0)
 
 
-def test_mutable_global_is_documented_as_unguarded(monkeypatch):
-    """Deliberate (documented in README and frontend/guards.py): a value inside a mutable
-    container is not guarded; the program traced first keeps the value it saw."""
+def test_mutated_dict_global_recompiles(monkeypatch):
+    """A small dict (or list, tuple) of simple values is guarded by content."""
     y = torch.zeros(16, 64)
     scaled_by_dict(X, y)
     count = scaled_by_dict.compile_count
     monkeypatch.setitem(SETTINGS, "scale", 5.0)
     scaled_by_dict(X, y)
-    assert scaled_by_dict.compile_count == count and torch.equal(y, X * 2.0)
+    assert scaled_by_dict.compile_count == count + 1 and torch.equal(y, X * 5.0)
+
+
+def test_module_attribute_is_guarded(monkeypatch):
+    """`module.NAME` read by the kernel is guarded like a global of its own module."""
+    y = torch.zeros(16, 64)
+    scaled_by_module(X, y)
+    count = scaled_by_module.compile_count
+    monkeypatch.setattr(CFG_MODULE, "SCALE", 4.0)
+    scaled_by_module(X, y)
+    assert scaled_by_module.compile_count == count + 1 and torch.equal(y, X * 4.0)
+
+
+TRACES = []
+TRACE_COUNT = 0
+
+
+@pypto.frontend.jit
+def counts_its_traces(x: pypto.Tensor([16, 64], F32), y: pypto.Tensor([16, 64], F32)):
+    global TRACE_COUNT
+    TRACE_COUNT += 1
+    TRACES.append(TRACE_COUNT)
+    pypto.set_vec_tile_shapes(16, 64)
+    y[:] = x + 1.0
+
+
+def test_globals_the_trace_itself_changes_are_state_not_guards():
+    """A counter or list the kernel body updates while traced is not guarded (guarding it
+    would recompile on every call): the second call reuses the program."""
+    y = torch.zeros(16, 64)
+    counts_its_traces(X, y)
+    counts_its_traces(X, y)
+    counts_its_traces(X, y)
+    assert counts_its_traces.compile_count == 1 and len(TRACES) == 1
+    assert torch.equal(y, X + 1.0)
+
+
+def test_object_attribute_is_documented_as_unguarded(monkeypatch):
+    """Deliberate (README, frontend/guards.py): an attribute of an object is not guarded; the
+    program traced first keeps the value it saw until something else recompiles."""
+    y = torch.zeros(16, 64)
+    scaled_by_object(X, y)
+    count = scaled_by_object.compile_count
+    monkeypatch.setattr(_Config, "scale", 5.0)
+    scaled_by_object(X, y)
+    assert scaled_by_object.compile_count == count and torch.equal(y, X * 2.0)
 
 
 # --------------------------------------------------------------------------------------------

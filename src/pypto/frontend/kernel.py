@@ -300,16 +300,17 @@ class JitKernel:
         scope = self._options_scope()
         token = opt.push_scope("jit_scope", scope)
         try:
+            guards = self._guards.key()
             key = (tuple(b.static_key for b in bound),
                    tuple((k, freeze(v, f"argument '{k}'")) for k, v in others.items()),
                    tuple(sorted((k, repr(v)) for k, v in opt.snapshot().items()
-                                if not k.startswith("runtime."))),
-                   self._guards.key())
-            program = self._cache.get(key) if self.use_cache else None
+                                if not k.startswith("runtime."))))
+            program = self._cache.get(key + (guards,)) if self.use_cache else None
             if program is None:
                 started = time.perf_counter()
                 program = self._trace(bound, others)
                 traced = time.perf_counter()
+                key += (self._guards.settle(guards),)
                 # NOTE: compilation allocates many small, long-lived objects (tile ops,
                 # regions); pausing the cyclic GC meanwhile saves repeated full collections.
                 gc_was_on = gc.isenabled()
@@ -442,15 +443,16 @@ def jit(func: Callable | None = None, **kwargs: Any) -> Any:
     The body is traced as Python on the first call and again whenever the compile-cache key
     changes. The key holds: the static dims and dtypes of the tensor arguments (dynamic dims
     never recompile), the values of the non-tensor arguments, the option scope, and the
-    *simple* module globals the kernel reads (int, float, bool, str, None, enum members such
-    as pypto dtypes, and tuples of those), looked up in the kernel's code, its nested code and
-    the same-module helper functions it calls by name, plus its simple closure variables.
-    Changing such a global (a scale, a tile size) recompiles; leaving it alone does not.
-    Not guarded: values inside mutable containers (a dict or list global), attributes read
-    through a module or object (`cfg.TILE`), and globals of other modules; a kernel keeps the
-    value it traced with until something else recompiles it, so pass such values as non-tensor
-    arguments. A kernel cannot call another kernel while it is traced: share code with
-    `@pypto.frontend.function` helpers or plain Python functions.
+    *simple* module globals the kernel reads (int, float, bool, str, None, numpy scalars, enum
+    members such as pypto dtypes, and tuples/lists/dicts of those up to 64 entries), read as
+    `NAME` or `module.NAME` in the kernel's code, its nested code and the same-module helper
+    functions it calls by name, plus its simple closure variables. Changing such a global (a
+    scale, a tile size) recompiles; leaving it alone does not. Not guarded: bigger containers,
+    arrays and other objects, attributes of objects or classes (`self.tile`, `Cfg.TILE`), and
+    globals read by other modules' functions; a kernel keeps the value it traced with until
+    something else recompiles it, so pass such values as non-tensor arguments
+    (`frontend/guards.py` has the details). A kernel cannot call another kernel while it is
+    traced: share code with `@pypto.frontend.function` helpers or plain Python functions.
     """
     # Like PyPTO, remember the decorating frame's locals: string annotations may name them.
     scope = dict(sys._getframe(2).f_locals)   # 2: skip the user_facing wrapper
