@@ -611,3 +611,15 @@ def test_local_tensor_with_a_zero_dim():
     with pytest.raises(ValueError) as info:
         run2(body)
     check(info, "local-zero", "pypto.tensor", "[16, 0]")
+
+
+def test_static_slice_partly_outside():
+    """Depends on the numerics fix (ops/shape.py): a static slice reaching past the dim is an
+    error, not a clamped (and partly unwritten) copy."""
+    def body(x, out):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = x[8:24, :]  # slice-oob
+
+    with pytest.raises(pypto.PyptoError) as info:
+        run2(body)
+    check(info, "slice-oob", "[8:24]", "dim 0", "'x'", "16")
