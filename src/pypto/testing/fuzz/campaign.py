@@ -13,6 +13,13 @@ from pypto.testing.fuzz.minimizer import minimize
 from pypto.testing.fuzz.runner import SEVERITY, Pool, Result
 
 FAILURES = ("mismatch", "internal_error", "slow", "crash")
+MINIMIZE_PER_CLASS = 2  # failures of one class beyond this are saved as generated
+
+
+def failure_class(case: Case, res: Result) -> tuple:
+    """Failures that are most likely one defect: same family, outcome, error type and
+    culprit file (line numbers dropped)."""
+    return case.family, res.outcome, res.error, res.culprit.split(":")[0]
 
 
 @dataclass
@@ -54,8 +61,9 @@ def save(case: Case, result: Result, out_dir: str) -> str:
 def run_batch(seed: int, count: int, *, jobs: int = 1, timeout: float = 10.0,
               families=None, out_dir: str | None = None, minimize_failures: bool = True,
               minimize_seconds: float = 120.0, on_result=None) -> Summary:
-    """Run `count` generated kernels; failing ones are minimized and saved under `out_dir`
-    (when given). `on_result(case, result)` is called as each case finishes."""
+    """Run `count` generated kernels; failing ones are saved under `out_dir` (when given),
+    the first MINIMIZE_PER_CLASS of each `failure_class` minimized first. `on_result(case,
+    result)` is called as each case finishes."""
     summary = Summary(seed, count, jobs)
     cases = [generate(seed, i, families) for i in range(count)]
     started = time.perf_counter()
@@ -73,14 +81,18 @@ def run_batch(seed: int, count: int, *, jobs: int = 1, timeout: float = 10.0,
             if on_result:
                 on_result(case, res)
         summary.seconds = time.perf_counter() - started
+        minimized: collections.Counter = collections.Counter()
         for case, res in sorted(failed, key=lambda cr: cr[0].index):
             entry = {"name": case.name, "family": case.family, "outcome": res.outcome,
                      "error": res.error, "detail": res.detail, "culprit": res.culprit}
             if out_dir:
                 small = case
-                if minimize_failures:
+                cls = failure_class(case, res)
+                if minimize_failures and minimized[cls] < MINIMIZE_PER_CLASS:
+                    minimized[cls] += 1
                     small = minimize(case, lambda c: pool.run_one(c).signature == res.signature,
                                      seconds=minimize_seconds)
+                    entry["minimized"] = True
                 entry["saved"] = save(small, res, out_dir)
             summary.failures.append(entry)
     summary.by_family = {k: dict(v) for k, v in sorted(summary.by_family.items())}
