@@ -158,6 +158,12 @@ def test_list_for_a_tensor_parameter():
     check(info, "list-for-tensor", "'x'", "list")
 
 
+def test_annotation_passed_as_an_argument():
+    with pytest.raises(TypeError) as info:
+        scale_rows(pypto.Tensor([16, 64], F32), Y)  # ann-arg
+    check(info, "ann-arg", "'x'", "pypto.Tensor", "torch tensor itself")
+
+
 def test_tensor_on_another_device():
     """A GPU-like device: OpenPTO runs on the CPU ('meta' stands in for cuda/npu here)."""
     with pytest.raises(pypto.PyptoError) as info:

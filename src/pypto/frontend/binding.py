@@ -61,8 +61,12 @@ def as_numpy(x: Any, name: str) -> tuple[np.ndarray, DataType]:
         if x.requires_grad:
             arr = arr.view()
         return arr, dtype
+    kind = type(x)
+    where = "" if kind.__module__ == "builtins" else kind.__module__.split(".")[0] + "."
+    hint = (" (a pypto.Tensor is an annotation or a traced value; pass the torch tensor "
+            "itself)" if where == "pypto." else "")
     raise PyptoTypeError(f"tensor argument '{name}' must be a torch.Tensor or numpy.ndarray, "
-                         f"got {type(x).__name__}")
+                         f"got {where}{kind.__name__}{hint}")
 
 
 def bind_tensor(index: int, name: str, ann: TensorAnnotation, x: Any,
