@@ -193,6 +193,28 @@ def test_op_on_a_python_list():
     check(info, "exp-list", "exp", "list")
 
 
+def test_host_tensor_captured_by_the_kernel():
+    host = torch.rand(16, 64)
+
+    def body(x, out):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = x + host  # host-operand
+
+    with pytest.raises(TypeError) as info:
+        run2(body)
+    check(info, "host-operand", "add", "torch.Tensor", "kernel as arguments")
+
+
+def test_tensor_used_as_an_index():
+    def body(x, out):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = x[x]  # tensor-index
+
+    with pytest.raises(TypeError) as info:
+        run2(body)
+    check(info, "tensor-index", "t[key]", "pypto.gather")
+
+
 # --------------------------------------------------------------------------------------------
 # TileShapes
 
@@ -387,6 +409,17 @@ def test_loop_four_bounds():
     with pytest.raises(TypeError) as info:
         run2(body)
     check(info, "four-bounds", "pypto.loop", "got 4")
+
+
+def test_loop_name_not_a_string():
+    def body(x, out):
+        pypto.set_vec_tile_shapes(1, 64)
+        for i in pypto.loop(16, name=5):  # loop-name
+            out[i:i + 1, :] = x[i:i + 1, :]
+
+    with pytest.raises(TypeError) as info:
+        run2(body)
+    check(info, "loop-name", "pypto.loop name", "5")
 
 
 def test_unroll_list_empty():

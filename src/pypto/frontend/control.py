@@ -87,6 +87,9 @@ def loop(*bounds: Any, name: str | None = None, idx_name: str | None = None,
     that one root instance covers k consecutive indices; it does not change what is computed.
     """
     tracer = require_tracer("pypto.loop")
+    for what, value in (("name", name), ("idx_name", idx_name)):
+        if value is not None and not isinstance(value, str):
+            raise PyptoTypeError(f"pypto.loop {what} must be a str, got {value!r}")
     start, stop, step = _parse_bounds(bounds)
     factors = _unroll_factors(unroll_list)
     plans = _plan_variants(start, stop, step, factors)

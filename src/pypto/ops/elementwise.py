@@ -56,8 +56,12 @@ def _scalar(op: str, t: TensorValue, s: Any) -> int | float | Expr:
     if isinstance(s, np.generic) and isinstance(s.item(), (int, float)):
         s = s.item()
     if isinstance(s, bool) or not isinstance(s, (int, float)):
-        raise PyptoTypeError(f"{op}: operand must be a Tensor, int, float or Element, "
-                             f"got {type(s).__name__}")
+        kind = type(s)
+        name = kind.__name__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+        hint = "; pass host tensors to the kernel as arguments" if hasattr(s, "shape") else ""
+        raise PyptoTypeError(f"{op}: operand must be a pypto.Tensor, int, float or Element, "
+                             f"got {name}{hint}")
     scalar_dtype_check(op, t, s)
     if isinstance(s, int) and is_int(t.dtype):
         info = np.iinfo(to_numpy(t.dtype))

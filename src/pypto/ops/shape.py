@@ -767,10 +767,14 @@ def unpack(x: Any, dtype: DataType) -> Tensor:
 
 def _normalize_key(v: TensorValue, key: Any) -> list[Any]:
     items = list(key) if isinstance(key, tuple) else [key]
-    if sum(1 for k in items if k is Ellipsis) > 1:
+    if any(isinstance(k, Tensor) for k in items):
+        raise PyptoTypeError("t[key]: a tensor cannot index a tensor (no advanced indexing); "
+                             "use pypto.gather or pypto.index_select")
+    ellipses = [i for i, k in enumerate(items) if k is Ellipsis]  # `is`: `==` would trace an op
+    if len(ellipses) > 1:
         raise PyptoValueError("t[key]: an index can contain only one '...'")
-    if Ellipsis in items:
-        i = items.index(Ellipsis)
+    if ellipses:
+        i = ellipses[0]
         fill = v.rank - (len(items) - 1)
         items = items[:i] + [slice(None)] * fill + items[i + 1:]
     if len(items) > v.rank:
