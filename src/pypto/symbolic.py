@@ -94,6 +94,14 @@ class ElementRead(Expr):
     tensor_id: int
     indices: tuple[Expr, ...]
     tensor: Any = field(compare=False, hash=False, repr=False)
+    # Value ids restart with every trace, so two kernels' reads `idx[0, i]` and `cnt[0, i]`
+    # would compare equal and share `compiled`'s cached lambda, which holds the first one's
+    # tensor (issue 13, F3). The tensor object's identity keeps them apart; the read itself
+    # keeps the tensor alive, so the identity is not reused while the read exists.
+    tensor_identity: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tensor_identity", id(self.tensor))
 
     def __repr__(self) -> str:
         name = getattr(self.tensor, "name", f"t{self.tensor_id}")
