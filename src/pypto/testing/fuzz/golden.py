@@ -92,6 +92,15 @@ def VIEW(x, shape, offsets, valid):
     return x[tuple(index)]
 
 
+def RS(x, shape):
+    """`pypto.reshape(x, shape)`; a shape of another element count is undefined (with a
+    dynamic dim that is only known at run time)."""
+    import math
+    if math.prod(shape) != x.numel():
+        raise GoldenUndefined(f"reshape of {list(x.shape)} ({x.numel()} elements) to {shape}")
+    return x.reshape(shape)
+
+
 def FDIV(a, b):
     """Integer floor division; a zero divisor is undefined."""
     import torch
@@ -141,7 +150,7 @@ def COMPARE(name, got, want, dt, depth, acc, scale=1.0):
             f"got {got[tuple(where)].item()!r} golden {want[tuple(where)].item()!r}")
 
 
-HELPERS = (GoldenUndefined, R, ASM, SL, VIEW, FDIV, UNROLL, tolerance, COMPARE)
+HELPERS = (GoldenUndefined, R, ASM, SL, VIEW, RS, FDIV, UNROLL, tolerance, COMPARE)
 
 
 def prelude() -> str:

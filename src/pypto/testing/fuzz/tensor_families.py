@@ -87,7 +87,7 @@ def reduce(b: Builder) -> None:
             bshape = tuple(max(a, c) for a, c in zip(shape, padded))
             if math.prod(bshape) <= 8192:
                 r = b.op(f"pypto.reshape({r.name}, {list(squeezed)})",
-                         f"{r.name}.reshape({list(squeezed)})", r, shape=squeezed,
+                         f"RS({r.name}, {list(squeezed)})", r, shape=squeezed,
                          depth=r.depth)
             else:
                 bshape = shape
@@ -197,7 +197,7 @@ def matmul(b: Builder) -> None:
     b.emit(f"pypto.set_cube_tile_shapes({list(cube[0])}, {list(cube[1])}, {list(cube[2])}"
            + (", enable_split_k=True)" if split_k else ")"))
     if rank1:
-        x = b.op(f"pypto.reshape({x.name}, [1, {k}])", f"{x.name}.reshape([1, {k}])", x,
+        x = b.op(f"pypto.reshape({x.name}, [1, {k}])", f"RS({x.name}, [1, {k}])", x,
                  shape=(1, k), depth=0)
     a_g = f"{x.name}.transpose(-1, -2)" if a_trans else x.name
     b_g = f"{w.name}.transpose(-1, -2)" if b_trans else w.name
@@ -298,11 +298,11 @@ def layout(b: Builder) -> None:
         x = make_input(b, shape, dt)
         if kind == "reshape_inplace":
             v = b.op(f"pypto.reshape({x.name}, {list(new)}, inplace=True)",
-                     f"{x.name}.reshape({list(new)})", x, shape=new, depth=0)
+                     f"RS({x.name}, {list(new)})", x, shape=new, depth=0)
         else:
             b.vec_tile(shape, dt)
             v = chain(b, x, rng.randint(0, 1))
-            v = b.op(f"pypto.reshape({v.name}, {list(new)})", f"{v.name}.reshape({list(new)})",
+            v = b.op(f"pypto.reshape({v.name}, {list(new)})", f"RS({v.name}, {list(new)})",
                      v, shape=new, depth=v.depth)
     elif kind == "concat":
         rank = rng.randint(1, 3)
@@ -478,7 +478,7 @@ def compose(b: Builder) -> None:
         a = b.op(f"{x.name}[{r0}:{r1}, :]", f"SL({x.name}, [{r0}, 0], [{r1}, {cols}])", x,
                  shape=(r1 - r0, cols), depth=0)
         new = ((r1 - r0) * 2, cols // 2) if cols % 32 == 0 else ((r1 - r0) * cols,)
-        v = b.op(f"pypto.reshape({a.name}, {list(new)})", f"{a.name}.reshape({list(new)})",
+        v = b.op(f"pypto.reshape({a.name}, {list(new)})", f"RS({a.name}, {list(new)})",
                  a, shape=new, depth=0)
     else:  # scratch: pieces assembled into a local tensor, then read as a whole
         b.vec_tile((rows, cols), dt)
