@@ -268,10 +268,6 @@ def load(path: str | os.PathLike) -> SwimlaneData:
     finally:
         if enabled:
             gc.enable()
-    # NOTE: the trace is millions of acyclic objects that live as long as the command; every
-    # full GC pass would walk them all (a 1M-event view spent half its time there), so they
-    # are moved to the collector's permanent generation (they are still freed by refcount)
-    gc.freeze()
     other = top.get("otherData")
     data.other = dict(other) if isinstance(other, dict) else {}
     if not data.tasks and not data.aicpu:
