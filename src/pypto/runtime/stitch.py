@@ -7,8 +7,10 @@ the call ops' own dependencies; between instances of one window, read-after-writ
 write-after-read and write-after-write on overlapping GM windows; windows run one after the
 other. An intermediate (op result) that only one root function touches is that root's
 workspace, which every instance has its own copy of (PyPTO allocates workspace per stitched
-instance): two instances of that root never depend on each other through it. A window also closes when its call-op count would pass `stitch_function_size` and
-before a loop marked `submit_before_loop`.
+instance): two instances of that root never depend on each other through it. A window also
+closes when its call-op count would pass `stitch_function_size` and before a loop marked
+`submit_before_loop`. Overlapping boxes are found on a grid (`box_grid.BoxGrid`), so linking a
+window costs about linearly in its accesses.
 """
 from __future__ import annotations
 
