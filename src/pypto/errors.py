@@ -150,7 +150,11 @@ def user_facing_namespace(namespace: dict[str, Any], classes: tuple[type, ...] =
     for name, value in list(namespace.items()):
         if name.startswith("_"):
             continue
-        if inspect.isfunction(value) and value.__module__.startswith("pypto"):
-            namespace[name] = user_facing(value)
+        if inspect.isfunction(value) and value.__module__.startswith("pypto") \
+                and not getattr(value, "__pypto_entry__", False):
+            entry = user_facing(value)
+            # pickled by reference as <namespace>.<name>, where it now lives
+            entry.__module__, entry.__qualname__ = namespace["__name__"], name
+            namespace[name] = entry
     for cls in classes:
         user_facing_methods(cls)

@@ -686,3 +686,11 @@ def test_error_while_tracing_keeps_the_kernel_body_frame():
     names = [name for name, _ in frames]
     assert names == ["test_error_while_tracing_keeps_the_kernel_body_frame", "entry", "k",
                      "helper"], frames
+
+
+def test_entry_points_still_pickle_by_reference():
+    """Marking keeps public functions picklable (multiprocessing workers receive them)."""
+    import pickle
+    for fn in (pypto.exp, pypto.max, pypto.set_vec_tile_shapes, pypto.frontend.jit,
+               pypto.experimental.online_softmax):
+        assert pickle.loads(pickle.dumps(fn)) is fn
