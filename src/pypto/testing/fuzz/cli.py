@@ -18,8 +18,9 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--count", type=int, default=100, help="kernels to run (default 100)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds per kernel, all executions included (default 10); a kernel "
-                        "over it is killed and counted 'slow'")
+                   help="CPU seconds per kernel, all executions included (default 10); a "
+                        "kernel over it (or over 4x it in wall time) is killed and counted "
+                        "'slow'")
     p.add_argument("--out", metavar="DIR", help="save minimized failing cases here")
     p.add_argument("--json", metavar="FILE", help="write the summary as JSON ('-': stdout)")
     p.add_argument("--families", help=f"comma-separated subset of: {', '.join(FAMILIES)}")
