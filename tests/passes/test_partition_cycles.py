@@ -144,9 +144,9 @@ def test_merge_refused_when_a_path_runs_through_another_subgraph():
     assert sets.find(0) != sets.find(3)
 
 
-def test_merge_moves_what_the_first_set_reaches_after_the_merged_one():
-    """Merging 0 with 3 when 0 also feeds 1 (placed between them) keeps a topological order:
-    1 must come after {0, 3}; the emitted subgraphs respect every edge."""
+def test_merge_reorders_the_sets_placed_between():
+    """Merging 0 with 3 when 0 also feeds 1 and 2 feeds 3 (both placed between them) keeps a
+    topological order: 1 after {0, 3}, 2 before it."""
     g = _graph(5, {(0, 1): GM, (0, 3): FUSE, (2, 3): GM, (1, 4): FUSE})
     sets = _Sets(g)
     assert sets.merge_if_acyclic(0, 3)
@@ -180,3 +180,42 @@ def test_random_graphs_partition_into_an_acyclic_order(seed):
     assert all(where[p] <= where[c] for p, c in g.edges)
     if bound == 1000 and FUSE in g.edges.values():
         assert len(subgraphs) < len(g.ops)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_merges_keep_the_order_of_sets_topological(seed):
+    """Merge random pairs of sets (not only along edges): each refused merge would close a
+    cycle, and after every merge the kept order puts every set before the sets it feeds."""
+    rng = random.Random(seed)
+    g = _random_dag(rng, rng.randint(5, 40))
+    sets = _Sets(g)
+    for _ in range(3 * len(g.ops)):
+        a, b = sets.find(rng.randrange(len(g.ops))), sets.find(rng.randrange(len(g.ops)))
+        if a == b:
+            continue
+        groups = {r: i for i, r in enumerate(sets.members)}
+        edges = {(groups[sets.find(p)], groups[sets.find(c)]) for p, c in g.edges}
+        merged = {(groups[b] if x == groups[a] else x, groups[b] if y == groups[a] else y)
+                  for x, y in edges}
+        closes = _has_cycle(set(groups.values()), {(x, y) for x, y in merged if x != y})
+        assert sets.merge_if_acyclic(a, b) is not closes
+        order = {r: i for i, r in enumerate(r for r in sets.slots if r is not None)}
+        assert sorted(order) == sorted(sets.members)
+        assert all(order[sets.find(p)] <= order[sets.find(c)] for p, c in g.edges)
+
+
+def _has_cycle(nodes: set[int], edges: set[tuple[int, int]]) -> bool:
+    succ: dict[int, list[int]] = {n: [] for n in nodes}
+    for p, c in edges:
+        succ[p].append(c)
+    state: dict[int, int] = {}
+
+    def visit(n: int) -> bool:
+        state[n] = 1
+        for c in succ[n]:
+            if state.get(c) == 1 or (c not in state and visit(c)):
+                return True
+        state[n] = 2
+        return False
+
+    return any(n not in state and visit(n) for n in nodes)

@@ -25,10 +25,11 @@ class _Sets:
 
     NOTE: a cycle among sets need not be a path among ops: with a -> x and y -> b, x and y in
     one set, merging a with b closes {a, b} -> {x, y} -> {a, b} although no op path leads from
-    x to y (issue 13). So reachability is searched over sets, not ops.
-    The order makes that search local: a path from a to b only passes sets placed between
-    them (Pearce & Kelly's dynamic topological order), and merging a with b only moves the
-    sets a reaches there to after the merged set."""
+    x to y (issue 13). So reachability is searched over sets, not ops. The order keeps the
+    search local (Pearce & Kelly's dynamic topological order): a path from a to b only passes
+    sets placed between them. Two searches run in turns, forward from a and backward from b,
+    and the first to finish decides (a big set's descendants may be many, a single consumer's
+    ancestors few); merging then moves only the sets that search found."""
 
     def __init__(self, graph: TileGraph):
         self.ops = graph.ops
@@ -36,12 +37,13 @@ class _Sets:
         self.parent = {op.id: op.id for op in graph.ops}
         self.members = {op.id: [op.id] for op in graph.ops}
         self.latency = {op.id: op.latency for op in graph.ops}
-        # successor sets of each set (entries may name sets merged since: resolve by find)
+        # successor and predecessor sets of each set (entries may name sets merged since:
+        # resolved by find when read)
         self.succ: dict[int, set[int]] = {op.id: set() for op in graph.ops}
-        self.pred: dict[int, list[int]] = defaultdict(list)   # op -> producer ops
+        self.pred: dict[int, set[int]] = {op.id: set() for op in graph.ops}
         for (p, c) in graph.edges:
             self.succ[p].add(c)
-            self.pred[c].append(p)
+            self.pred[c].add(p)
         # program order is a topological order of the op edges (tile_graph.py); `slots` holds
         # the sets in a topological order with holes where merged sets were, `at` their slot
         self.slots: list[int | None] = [op.id for op in graph.ops]
@@ -53,61 +55,87 @@ class _Sets:
             x = self.parent[x]
         return x
 
-    def successors(self, r: int) -> set[int]:
-        """The sets set `r` has edges to (resolved and stored back)."""
-        out = {self.find(s) for s in self.succ[r]}
+    def _resolved(self, table: dict[int, set[int]], r: int) -> set[int]:
+        """The sets set `r` has edges to (table = succ) or from (pred), stored back."""
+        out = {self.find(s) for s in table[r]}
         out.discard(r)
-        self.succ[r] = out
+        table[r] = out
         return out
 
-    def reached_between(self, a: int, b: int) -> set[int] | None:
-        """With `a` placed before `b`: the sets placed between them that `a` reaches, or None
-        when one of them reaches `b` (merging a and b would close a cycle)."""
-        limit = self.at[b]
-        seen: set[int] = set()
-        stack = [s for s in self.successors(a) if s != b and self.at[s] < limit]
-        seen.update(stack)
-        while stack:
-            for s in self.successors(stack.pop()):
-                if s == b:
-                    return None
-                if s not in seen and self.at[s] < limit:
-                    seen.add(s)
-                    stack.append(s)
-        return seen
-
-    def _fed_only_by(self, single: int, other: int) -> bool:
-        """A one-op set all of whose producers are in `other`: no other set lies on a path
-        from `other` to it."""
-        members = self.members[single]
-        return len(members) == 1 and all(self.find(p) == other for p in self.pred[members[0]])
+    def _between(self, a: int, b: int) -> tuple[bool, set[int]] | None:
+        """With `a` placed before `b`: None when a path a -> x -> ... -> b exists (merging
+        would close a cycle); otherwise (forward, found): the sets placed between them that
+        `a` reaches (forward) or that reach `b` (backward), whichever search ended first.
+        The two take turns, backward first: a consumer joining its producer is usually fed
+        by nothing else placed between them, so one step back decides and the producer's
+        successors are never listed."""
+        at, lo, hi = self.at, self.at[a], self.at[b]
+        fwd: set[int] = set()
+        bwd: set[int] = set()
+        f_stack, b_stack = [a], [b]
+        backward = True
+        while True:
+            if backward:
+                y = b_stack.pop()
+                preds = self._resolved(self.pred, y)
+                for p in preds:
+                    if p == a:
+                        if y != b:
+                            return None
+                    elif p in fwd:
+                        return None
+                    elif p not in bwd and at[p] > lo:
+                        bwd.add(p)
+                        b_stack.append(p)
+                if not b_stack:
+                    return False, bwd
+                backward = False
+            else:
+                x = f_stack.pop()
+                succs = self._resolved(self.succ, x)
+                for s in succs:
+                    if s == b:
+                        if x != a:
+                            return None
+                    elif s in bwd:
+                        return None
+                    elif s not in fwd and at[s] < hi:
+                        fwd.add(s)
+                        f_stack.append(s)
+                if not f_stack:
+                    return True, fwd
+                backward = True
 
     def merge_if_acyclic(self, a: int, b: int) -> bool:
         """Unite sets `a` and `b` unless a path between them through another set exists."""
         if self.at[a] > self.at[b]:
             a, b = b, a
-        if self._fed_only_by(b, a):
-            # the common step (a consumer joining its producer's set): no search, and the
-            # merged set can stay in a's slot (all b feeds is placed after b)
-            self._unite(a, b, self.at[a])
-            return True
-        reached = self.reached_between(a, b)
-        if reached is None:
+        found = self._between(a, b)
+        if found is None:
             return False
+        forward, moved = found
         slots, at = self.slots, self.at
-        hi = at[b]
-        if reached:
+        order: list[int] = []
+        begin = 0
+        if moved and forward:
             # the merged set takes b's slot and the sets a reaches move after it, in their
-            # order (nothing they feed lies before b's slot, and nothing feeding b is among
-            # them)
-            first = min(at[r] for r in reached)
-            window = [r for r in slots[first:hi] if r is not None]
-            order = [r for r in window if r not in reached] + [b] + \
-                [r for r in window if r in reached]
-            slots[first:hi + 1] = order + [None] * (hi + 1 - first - len(order))
-            for i, r in enumerate(order, first):
-                at[r] = i
-        self._unite(a, b, at[b])
+            # order (nothing they feed lies before b's slot, nothing feeding b is among them)
+            begin, hi = min(at[r] for r in moved), at[b]
+            window = [r for r in slots[begin:hi] if r is not None]
+            order = [r for r in window if r not in moved] + [b] + \
+                [r for r in window if r in moved]
+            slots[begin:hi + 1] = order + [None] * (hi + 1 - begin - len(order))
+        elif moved:
+            # mirrored: the merged set takes a's slot and the sets reaching b move before it
+            lo, last = at[a], max(at[r] for r in moved)
+            window = [r for r in slots[lo + 1:last + 1] if r is not None]
+            order = [r for r in window if r in moved] + [a] + \
+                [r for r in window if r not in moved]
+            begin = last + 1 - len(order)
+            slots[lo:last + 1] = [None] * (begin - lo) + order
+        for i, r in enumerate(order, begin):
+            at[r] = i
+        self._unite(a, b, at[b] if forward else at[a])
         return True
 
     def _unite(self, a: int, b: int, slot: int) -> None:
@@ -122,6 +150,7 @@ class _Sets:
         self.members[keep].extend(self.members.pop(gone))
         self.latency[keep] += self.latency.pop(gone)
         self.succ[keep] |= self.succ.pop(gone)
+        self.pred[keep] |= self.pred.pop(gone)
 
 
 def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
