@@ -219,3 +219,23 @@ def _has_cycle(nodes: set[int], edges: set[tuple[int, int]]) -> bool:
         return False
 
     return any(n not in state and visit(n) for n in nodes)
+
+
+def test_row_sum_and_column_max_of_one_value():
+    """(v - rowsum(v)) * colmax(v) + exp(v) on [64, 256] with tile (4, 16): both reductions
+    split their axis, and the column max's combines read partials of every row slab (the
+    op-level cycle check let this close a cycle)."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([64, 256], F32), out: pypto.Tensor([64, 256], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        v = x * 2.0
+        s = pypto.sum(v, dim=1, keepdim=True)
+        m = pypto.amax(v, dim=0, keepdim=True)
+        out[:] = (v - s) * m + pypto.exp(v)
+
+    x = torch.rand(64, 256)
+    out = torch.zeros(64, 256)
+    k(x, out)
+    v = x * 2.0
+    want = (v - v.sum(1, keepdim=True)) * v.amax(0, keepdim=True) + torch.exp(v)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
