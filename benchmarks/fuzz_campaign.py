@@ -29,7 +29,7 @@ def markdown(data: dict, stamp: str) -> str:
              f"{platform.python_version()}; load average at start {data['load'][0]:.2f}, "
              f"at end {data['load'][1]:.2f}.", "",
              f"Seed {data['seed']}, {data['count']} kernels, {data['jobs']} job(s), timeout "
-             f"{data['timeout']:g} s per kernel: {data['seconds']:.0f} s, "
+             f"{data['timeout']:g} CPU s per kernel: {data['seconds']:.0f} s, "
              f"**{data['kernels_per_s']:.2f} kernels/s** (each kernel: trace, compile, and "
              f"three executions of every call).", "",
              "| outcome | kernels |", "|---|---:|"]
