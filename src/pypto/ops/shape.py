@@ -256,10 +256,17 @@ def set_element(t: TensorValue, index: Sequence[Expr], value: Any) -> None:
 
 @register("RESHAPE", core=NONE, full_inputs=True, widen=False)
 def _reshape_compute(xs: list, at: dict) -> np.ndarray:
+    x = xs[0]
+    shape = tuple(at["shape"])
+    if x.size != int(np.prod(shape, dtype=np.int64)):
+        # A dynamic dim makes the input's element count known only now (issue 13, F4).
+        raise PyptoRuntimeError(
+            f"reshape: the input has shape {list(x.shape)} at run time ({x.size} elements), "
+            f"which cannot become {list(shape)} ({int(np.prod(shape, dtype=np.int64))} "
+            f"elements)", at.get("_loc"))
     if at["inplace"]:
         return None  # the output aliases the input's storage; nothing moves
-    x = xs[0]
-    out = x.reshape(tuple(at["shape"]))
+    out = x.reshape(shape)
     return out[tuple(slice(0, v) for v in at["_out_valid"])]
 
 

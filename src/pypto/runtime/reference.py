@@ -102,6 +102,8 @@ class ReferenceExecutor:
         arr = self.storage_array(v.storage, op)
         shape = self.shape(v.shape)
         if arr.shape != shape:
+            if arr.size != int(np.prod(shape, dtype=np.int64)):
+                raise _storage_mismatch(v, arr, shape, op)
             arr = arr.reshape(shape)
         return arr
 
@@ -258,3 +260,14 @@ def _ops_of(item: Operation | Chain) -> list[Operation]:
     if isinstance(item, Operation):
         return [item]
     return item.ops + ([item.sink] if item.sink is not None else [])
+
+
+def _storage_mismatch(v: TensorValue, arr: np.ndarray, shape: tuple, op: Operation | None):
+    """An in-place reshape (a second shape over one storage) whose element count differs from
+    the storage's at run time: the dynamic dim made it unknowable at trace time (issue 13)."""
+    name = v.name or v.storage.name
+    return PyptoRuntimeError(
+        f"tensor '{name}' is a view of storage '{v.storage.name}' as {list(shape)} "
+        f"({int(np.prod(shape, dtype=np.int64))} elements), but that storage holds "
+        f"{list(arr.shape)} ({arr.size} elements) at run time; an in-place reshape must keep "
+        f"the element count", op.loc if op else None)
