@@ -60,6 +60,10 @@ MALFORMED = {
     "thread_tid_missing": ('[{"ph": "M", "name": "thread_name", "args": {"name": "AIV_1"}}]',
                            "'tid' is missing, not an integer"),
     "no_tasks": ('{"traceEvents": []}', "no task events"),
+    "counter_huge_int": ('[{"ph": "C", "name": "c", "ts": 1, "args": {"size": 1' + "0" * 400
+                         + '}}]', "OverflowError"),
+    "int_too_long": (_first_x(id=0).replace('"id": 0', '"id": 1' + "0" * 5000),
+                     "integer string conversion"),
 }
 
 

@@ -263,7 +263,7 @@ def load(path: str | os.PathLike) -> SwimlaneData:
         raise ToolkitError(f"{p}: not a trace: the file is not UTF-8 text") from None
     except OSError as e:
         raise ToolkitError(f"{p}: cannot read: {e.strerror or e}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise ToolkitError(f"{p}: malformed trace event: {e!r}") from None
     finally:
         if enabled:
