@@ -13,3 +13,13 @@ os.environ.setdefault("OPENPTO_CHECK_EXECUTORS", "1")
 def _in_tmp_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     yield
+
+
+@pytest.fixture(params=["tile", "reference"])
+def executor(request, monkeypatch):
+    """Each executor alone (no differential check), for tests whose point is what one executor
+    does by itself: a named run-time error, a value it must compute on its own."""
+    import pypto
+    monkeypatch.delenv("OPENPTO_CHECK_EXECUTORS", raising=False)
+    with pypto.options(runtime_options={"executor": request.param}):
+        yield request.param

@@ -26,13 +26,6 @@ def _kernel(fn, dtype=I32):
     return k
 
 
-@pytest.fixture(params=["tile", "reference"])
-def executor(request, monkeypatch):
-    monkeypatch.delenv("OPENPTO_CHECK_EXECUTORS", raising=False)   # each executor alone
-    with pypto.options(runtime_options={"executor": request.param}):
-        yield request.param
-
-
 def _operands():
     a = torch.randint(-50, 50, (8, 64), dtype=torch.int32)
     b = torch.randint(1, 7, (8, 64), dtype=torch.int32) * (1 - 2 * (torch.rand(8, 64) < 0.5))

@@ -7,13 +7,8 @@ import pypto
 from pypto.errors import PyptoRuntimeError
 
 
-@pytest.fixture(params=["tile", "reference"])
-def executor(request):
-    return request.param
-
-
 def test_copying_reshape_of_a_dynamic_tensor(executor):
-    @pypto.frontend.jit(runtime_options={"executor": executor})
+    @pypto.frontend.jit
     def k(x: pypto.Tensor([pypto.DYNAMIC, 11], pypto.DT_FP32),
           out: pypto.Tensor([pypto.DYNAMIC, 11], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(1, 16)
@@ -35,7 +30,7 @@ def test_copying_reshape_of_a_dynamic_tensor(executor):
 
 
 def test_inplace_reshape_of_a_dynamic_tensor(executor):
-    @pypto.frontend.jit(runtime_options={"executor": executor})
+    @pypto.frontend.jit
     def k(x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32),
           out: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(1, 16)

@@ -23,13 +23,6 @@ def _tail_kernel(valid):
     return k
 
 
-@pytest.fixture(params=["tile", "reference"])
-def executor(request, monkeypatch):
-    monkeypatch.delenv("OPENPTO_CHECK_EXECUTORS", raising=False)   # each executor alone
-    with pypto.options(runtime_options={"executor": request.param}):
-        yield request.param
-
-
 def test_a_negative_valid_shape_raises_naming_view_dim_value_and_line(executor):
     k = _tail_kernel(lambda n, i: n - 20 - i * 16)     # block 1 of 32 rows: -4
     x, out = torch.randn(32, 64), torch.zeros(32, 64)
