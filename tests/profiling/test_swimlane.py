@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from pypto.profiling.swimlane import (FLOW_NAME, format_summary, lane_tid, read_swimlane,
-                                      stable_hash, summarize, task_id)
+from pypto.profiling.swimlane import (FLOW_NAME, TraceFormatError, format_summary, lane_tid,
+                                      read_swimlane, stable_hash, summarize, task_id)
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
 
 PYPTO_ARGS = ["event-hint", "ioperand-hint", "ooperand-hint", "execution-hint", "color",
@@ -238,3 +238,14 @@ def test_softmax_stdout_block(samples):
                                  "AICore Utilization:     38.11%\n")
     data = read_swimlane(samples / "softmax_merged_swimlane.json")
     assert Counter(data.lanes[t.lane].kind for t in data.tasks) == {"aiv": 256, "hub": 64}
+
+
+def test_read_swimlane_names_a_too_deeply_nested_file(tmp_path):
+    """JSON nested past the reader's limit is the one-line TraceFormatError naming the file
+    (as the toolkit reader says it), not a RecursionError from inside json."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"traceEvents": [{"ph": "X", "args": {"a": ' + "[" * 100_000
+                    + "]" * 100_000 + "}}]}")
+    with pytest.raises(TraceFormatError, match=r"deep\.json: JSON nested too deeply") as info:
+        read_swimlane(path)
+    assert "\n" not in str(info.value)

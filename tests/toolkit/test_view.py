@@ -108,3 +108,24 @@ def test_run_writes_swimlane_html(samples, tmp_path):
     trace.write_text((samples / "softmax_merged_swimlane.json").read_text())
     _write_viewer(trace, str(tmp_path))
     assert len(embedded((tmp_path / "swimlane.html").read_text())["runs"][0]["start"]) == 320
+
+
+def test_args_of_mixed_keys_and_labels_that_are_objects(tmp_path):
+    """Events with different args keys (in runs and alternating) give one column per key in
+    first-seen order, null/-1 where an event lacks it; a `color` label that is a JSON array or
+    object is keyed by its JSON text instead of failing the page."""
+    events = [LANE, task("a", args={"k": 1, "color": [1, "x"]}),
+              task("b", args={"s": "v", "k": 2.5}), task("c", args={"k": None}),
+              task("d", args={"color": {"b": 1, "a": 2}, "s": {"z": [1]}}), task("e")]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    assert main(["view", str(path), "-o", str(tmp_path / "v.html")]) == 0
+    run = embedded((tmp_path / "v.html").read_text())["runs"][0]
+    strings = run["strings"]
+    cols = {c["k"]: c.get("num", c.get("str")) for c in run["args"]}
+    assert list(cols) == ["k", "color", "s"]
+    assert cols["k"] == [1, 2.5, None, None, None]
+    assert [strings[i] if i >= 0 else None for i in cols["s"]] == \
+        [None, "v", None, '{"z": [1]}', None]
+    assert [strings[i] for i in run["label"]] == \
+        ['[1, "x"]', "", "", '{"a": 2, "b": 1}', ""]

@@ -54,6 +54,7 @@ import json
 import os
 import re
 import reprlib
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -101,10 +102,11 @@ def task_label(name: str, args: dict[str, Any]) -> str:
     return m.group(6) if m else args.get("color", "")
 
 
-def task_labels(names: list[str], args: list[dict[str, Any]]) -> list[str]:
-    """`task_label` of each (name, args), with the names matched in C (map): many at once."""
+def task_labels(names: list[str], colors: list[Any], absent: Any = None) -> list[Any]:
+    """`task_label` of each event from its name and its `color` arg (`absent` where it has
+    none), with the names matched in C (map): many at once."""
     matches = list(map(_TASK_NAME.match, names))
-    return [m.group(6) if m else a.get("color", "") for m, a in zip(matches, args)]
+    return [m.group(6) if m else "" if c is absent else c for m, c in zip(matches, colors)]
 
 
 def aicpu_lane_name(thread: int) -> str:
@@ -535,9 +537,17 @@ def _match_flows(tasks: list[TaskEvent], pairs: Iterable[tuple]) -> list[Flow]:
 
 
 def read_swimlane(path: str | os.PathLike) -> SwimlaneData:
-    """Read a `merged_swimlane.json` written by us or by PyPTO."""
+    """Read a `merged_swimlane.json` written by us or by PyPTO. A file nested deeper than the
+    JSON reader goes (Python's recursion limit) is a `TraceFormatError` naming the file, as
+    the toolkit's reader (`toolkit.trace`) says it, not a RecursionError from inside `json`."""
     with open(path) as f:
-        return parse_swimlane(json.load(f))
+        try:
+            obj = json.load(f)
+        except RecursionError:
+            raise TraceFormatError(f"{path}: JSON nested too deeply (more levels than the "
+                                   f"reader's limit of about {sys.getrecursionlimit()})"
+                                   ) from None
+    return parse_swimlane(obj)
 
 
 # ----------------------------------------------------------------------------------------------

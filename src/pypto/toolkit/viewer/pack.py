@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import repeat
+from math import copysign, isfinite
+from collections import defaultdict
+from itertools import count, groupby
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -30,6 +33,10 @@ _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
 _HASH = {key: re.compile(rf"\b{key}:(\d+)") for key in ("leafHash", "rootHash")}
 _ABSENT = object()              # an event without the args key
 _NUMERIC_TYPES = frozenset((int, float, type(None), object))    # object: _ABSENT
+_STRING_TYPES = frozenset((str, object))                        # object: _ABSENT
+_RUN_SLICE = 4096               # events transposed at a time (`_arg_values`)
+_HASHABLE_TYPES = frozenset((str, int, float, bool, type(None)))
+_FLOAT_TYPES = frozenset((float, type(None)))
 _NON_FINITE_JSON = frozenset(("NaN", "Infinity", "-Infinity"))
 
 # one args key over the events: ("num", numbers / None, or their JsonText) or ("str", strings /
@@ -52,45 +59,76 @@ class _Strings:
     """An interning string table: equal strings share one index."""
 
     def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.table: list[str] = []
+        # NOTE: a missing string gets the next index from the default factory, so a column
+        # is interned in one pass in C (map); None is there from the start, as -1
+        self.index: defaultdict[str | None, int] = defaultdict(count().__next__)
+        self.index[None] = -1
 
     def column(self, values: list[str | None]) -> list[int]:
         """The index of each string (-1 for None); new strings are added in order of first
         appearance, as interning them one by one would."""
-        index = self.index
-        for s in dict.fromkeys(values):
-            if s is not None and s not in index:
-                index[s] = len(self.table)
-                self.table.append(s)
-        return list(map(index.get, values, repeat(-1)))
+        return list(map(self.index.__getitem__, values))
+
+    @property
+    def table(self) -> list[str]:
+        return list(self.index)[1:]
 
 
 def _function(args: dict[str, Any], key: str, hash_key: str) -> str:
     """Our `leaf`/`root` arg, else PyPTO's leafHash/rootHash from the event hint, else ""."""
-    value = args.get(key)
-    if value is not None:
+    return _function_of(args.get(key, _ABSENT), args.get("event-hint", _ABSENT), hash_key)
+
+
+def _functions(values: list, hints: list, hash_key: str) -> list[str]:
+    """`_function` of each event, from its `leaf`/`root` values and its event hints (columns,
+    `_ABSENT` where missing): the usual case (a string) is taken as it is."""
+    return [v if type(v) is str else _function_of(v, h, hash_key)
+            for v, h in zip(values, hints)]
+
+
+def _function_of(value: Any, hint: Any, hash_key: str) -> str:
+    """`_function` of an event whose key is not a string (absent, None, anything else)."""
+    if value is not _ABSENT and value is not None:
         return str(value)
-    hint = str(args.get("event-hint", ""))
+    if hint is _ABSENT or hint is None:
+        return ""
+    hint = str(hint)
     m = _HASH[hash_key].search(hint) if hash_key in hint else None    # (the test is cheaper)
     return f"{hash_key}:{m.group(1)}" if m else ""
 
 
-def _functions(args: list[dict[str, Any]], key: str, hash_key: str) -> list[str]:
-    """`_function` of each event's args. NOTE: the args are looked up in C (map) and only
-    events without the key go through `_function`."""
-    values = list(map(dict.get, args, repeat(key)))
-    return [v if type(v) is str else _function(a, key, hash_key) for v, a in zip(values, args)]
+def _arg_values(args: list[dict[str, Any]]) -> dict[str, list]:
+    """Each args key (in first-seen order) → its value on each event (`_ABSENT` where the
+    event lacks it). NOTE: events are taken in runs of the same keys (usually a few long
+    runs: a trace's tasks share their keys), and each event's values are fetched in one C
+    call (itemgetter) and transposed (zip): reading key by key over all events would jump
+    between the events' dicts, a cache miss per value."""
+    n = len(args)
+    cols: dict[str, list] = {}
+    at = 0
+    for keys, run in groupby(map(tuple, args)):
+        m = len(list(run))
+        for a in range(at, at + m, _RUN_SLICE) if keys else ():
+            b = min(a + _RUN_SLICE, at + m)
+            values = (map(itemgetter(keys[0]), args[a:b]),) if len(keys) == 1 else \
+                zip(*map(itemgetter(*keys), args[a:b]))
+            for key, vals in zip(keys, values):
+                col = cols.get(key)
+                if col is None:
+                    col = cols[key] = [_ABSENT] * n
+                col[a:b] = vals
+        at += m
+    return cols
 
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _is_numeric(values: list) -> bool:
-    """Every value a number, None or absent. NOTE: by the set of types first (the usual
-    case, in C); only other types (number subclasses, bools) are looked at one by one."""
-    if set(map(type, values)) <= _NUMERIC_TYPES:
+def _is_numeric(values: list, types: set[type]) -> bool:
+    """Every value a number, None or absent. NOTE: by the set of their `types` first (the
+    usual case); only other types (number subclasses, bools) are looked at one by one."""
+    if types <= _NUMERIC_TYPES:
         return True
     return all(v is _ABSENT or v is None or _is_number(v) for v in values)
 
@@ -108,34 +146,39 @@ def _dumps(value: Any) -> str:
     return "".join(_ENCODE(value, 0))
 
 
-def _texts(values: list) -> list[str | None]:
+def _texts(values: list, types: set[type] | None = None) -> list[str | None]:
     """Each value as the string table keys it: strings as they are, anything else as JSON
-    with sorted keys; None where absent."""
+    with sorted keys; None where absent. `types`: the set of the values' types, if known."""
+    types = set(map(type, values)) if types is None else types
+    if types <= _STRING_TYPES:                  # (the usual case: no value to encode)
+        return [None if v is _ABSENT else v for v in values] if object in types else values
     return [None if v is _ABSENT else v if type(v) is str else _dumps(v) for v in values]
 
 
-def _arg_columns(args: list[dict[str, Any]], first: dict[str, Column] | None = None,
+def _arg_columns(values: dict[str, list], n_args: int, first: dict[str, Column] | None = None,
                  n_first: int = 0) -> dict[str, Column]:
     """One column per args key, in first-seen order, over `n_first` events already in columns
-    (`first`: every key present on every one of them) followed by the events of `args`."""
+    (`first`: every key present on every one of them) followed by `n_args` events whose
+    values are `values` (`_arg_values`; emptied as they are converted)."""
     first = first or {}
-    present: dict[str, Any] = {}
-    for a in args:
-        present.update(a)                   # only the keys (and their order) are used
-    keys = {**dict.fromkeys(first), **dict.fromkeys(present)}
+    keys = {**dict.fromkeys(first), **dict.fromkeys(values)}
     cols = {}
     for key in keys:
         kind, head = first.get(key, ("absent", None))
-        if key not in present:              # a key of `first` only: absent from all of `args`
-            cols[key] = (kind, head + [None] * len(args))
+        if key not in values:               # a key of `first` only: absent from all of `args`
+            cols[key] = (kind, head + [None] * n_args)
             continue
-        values = list(map(dict.get, args, repeat(key), repeat(_ABSENT)))
-        if kind != "str" and _is_numeric(values):
-            cols[key] = ("num", (head if kind == "num" else [None] * n_first)
-                         + [None if v is _ABSENT else v for v in values])
+        vals = values.pop(key)              # (each raw column is let go once converted)
+        types = set(map(type, vals))
+        if kind != "str" and _is_numeric(vals, types):
+            vals = [None if v is _ABSENT else v for v in vals] if object in types else vals
+            cols[key] = ("num", vals if kind == "absent" and not n_first else
+                         (head if kind == "num" else [None] * n_first) + vals)
         else:
-            head = head if kind == "str" else _texts(head) if kind == "num" else [None] * n_first
-            cols[key] = ("str", head + _texts(values))
+            vals = _texts(vals, types)
+            cols[key] = ("str", vals if kind == "absent" and not n_first else
+                         (head if kind == "str" else _texts(head) if kind == "num"
+                          else [None] * n_first) + vals)
     return cols
 
 
@@ -156,8 +199,8 @@ def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: list[int],
         "lanes": [[ln.name, ln.kind] for ln in order],
         "n_core": n_core,
         "lane": list(map(lane_pos.__getitem__, lane)),
-        "start": start,
-        "dur": dur,
+        "start": _float_text(start),
+        "dur": _float_text(dur),
         "name": strings.column(name),
         "leaf": strings.column(leaf),
         "root": strings.column(root),
@@ -172,17 +215,48 @@ def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: list[int],
     }
 
 
+def _float_text(values: list | JsonText) -> list | JsonText:
+    """A number column of floats (or None) as its JSON text, each distinct value formatted
+    once (a trace's times repeat: tasks start together, durations recur); any other column,
+    or one holding a non-finite value or both zeros (one key to a dict), as it is."""
+    if type(values) is not list or not set(map(type, values)) <= _FLOAT_TYPES:
+        return values
+    texts = dict.fromkeys(values)
+    if 0.0 in texts and len({copysign(1.0, v) for v in values if v == 0.0}) > 1:
+        return values
+    for v in texts:
+        if v is None:
+            texts[v] = "null"
+        elif not isfinite(v):
+            return values
+        else:
+            texts[v] = repr(v)
+    return JsonText(f"[{','.join(map(texts.__getitem__, values))}]")
+
+
 def pack(data: SwimlaneData, title: str) -> dict[str, Any]:
     """The page data of a parsed swimlane."""
     events = data.tasks + data.aicpu
-    args = [e.args for e in events]
+    values = _arg_values([e.args for e in events])
     names = [e.name for e in events]
+    absent = [_ABSENT] * len(events)
+    hints = values.get("event-hint", absent)
     return _page(title, data.lanes, len(data.tasks), [e.lane for e in events],
                  [e.start for e in events], [e.dur for e in events], names,
-                 _functions(args, "leaf", "leafHash"), _functions(args, "root", "rootHash"),
-                 task_labels(names, args), _arg_columns(args),
+                 _functions(values.get("leaf", absent), hints, "leafHash"),
+                 _functions(values.get("root", absent), hints, "rootHash"),
+                 _labels(names, values.get("color", absent)), _arg_columns(values, len(events)),
                  [(f.src, f.dst) for f in data.flows], data.generator,
                  str(data.other.get("kernel", "")))
+
+
+def _labels(names: list[str], colors: list) -> list:
+    """`task_label` of each event from its name and `color` arg (a column); a label that is
+    a JSON object or array is keyed by its JSON text, like an args value."""
+    labels = task_labels(names, colors, _ABSENT)
+    if not set(map(type, labels)) <= _HASHABLE_TYPES:
+        labels = [_dumps(v) if type(v) in (dict, list) else v for v in labels]
+    return labels
 
 
 def pack_run(cols: RunColumns, title: str) -> dict[str, Any]:
@@ -194,7 +268,7 @@ def pack_run(cols: RunColumns, title: str) -> dict[str, Any]:
     cpu_args = [e.args for e in cpu]
     n = len(cols.runs)
     core_args = {key: ("num" if c.numeric else "str", c.page) for key, c in cols.args.items()}
-    args = _arg_columns(cpu_args, core_args if n else None, n)
+    args = _arg_columns(_arg_values(cpu_args), len(cpu_args), core_args if n else None, n)
     for key, (kind, values) in args.items():
         if kind == "num" and n and key in cols.args:        # the tasks' numbers as written
             tail = values[n:]

@@ -15,9 +15,8 @@ import math
 import os
 import re
 from importlib import resources
-from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pypto.profiling.run_columns import RunColumns
 from pypto.profiling.swimlane import SwimlaneData
@@ -68,6 +67,13 @@ def _parsed(obj: Any) -> Any:
 def embed_json(obj: Any) -> str:
     """`obj` as JSON that is inert inside a `<script>` element (objects JSON cannot encode
     become their `str`; `JsonText` values are inserted as they are)."""
+    return "".join(_json_pieces(obj))
+
+
+def _json_pieces(obj: Any) -> Iterator[str]:
+    """The text of `embed_json(obj)` in pieces, to be written one after the other: the
+    encoder's text around each `JsonText`, in slices, and the JsonTexts themselves. NOTE: a
+    1M-event page is ~100 MB of text; joining the pieces would hold it twice more."""
     texts: list[str] = []
 
     def default(o: Any) -> Any:
@@ -82,11 +88,25 @@ def embed_json(obj: Any) -> str:
         texts.clear()
         text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"),
                           default=default)
-    if texts:
-        parts = text.split(_PLACEHOLDER_JSON)
-        if len(parts) != len(texts) + 1:
-            return embed_json(_parsed(obj))
-        text = "".join(chain.from_iterable(zip(parts, texts))) + parts[-1]
+    if texts and text.count(_PLACEHOLDER_JSON) != len(texts):
+        yield embed_json(_parsed(obj))
+        return
+    at = 0
+    for inserted in texts:
+        end = text.index(_PLACEHOLDER_JSON, at)
+        yield from _escaped_slices(text, at, end)
+        yield _escaped(inserted)
+        at = end + len(_PLACEHOLDER_JSON)
+    yield from _escaped_slices(text, at, len(text))
+
+
+def _escaped_slices(text: str, start: int, end: int) -> Iterator[str]:
+    for i in range(start, end, _WRITE_SLICE):
+        yield _escaped(text[i:min(i + _WRITE_SLICE, end)])
+
+
+def _escaped(text: str) -> str:
+    """`text` (JSON) with `<`, `>`, `&`, U+2028 and U+2029 as \\uXXXX escapes."""
     # NOTE: these characters can only occur inside JSON strings, where \uXXXX means the same;
     # most pages have none, and a plain search for each is much faster than the regex scan
     if any(c in text for c in _JSON_ESCAPES):
@@ -107,8 +127,8 @@ def _graph_src(graph: str | os.PathLike | None, out: Path) -> str | None:
 
 def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) -> Path:
     """Write the page for `data` (the "runs"/"report"/"graph" object the scripts read)."""
-    parts = {"TITLE": html.escape(title), "CSS": _asset("viewer.css"),
-             "JS": "\n".join(_asset(name) for name in _SCRIPTS), "DATA": embed_json(data)}
+    parts = {"TITLE": [html.escape(title)], "CSS": [_asset("viewer.css")],
+             "JS": ["\n".join(_asset(name) for name in _SCRIPTS)], "DATA": _json_pieces(data)}
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     # one pass, so marker-like text inside the substituted parts is never expanded; the parts
@@ -118,9 +138,9 @@ def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) ->
         at = 0
         for m in _MARKER.finditer(template):
             f.write(template[at:m.start()])
-            part = parts[m.group(1)]
-            for i in range(0, len(part), _WRITE_SLICE):
-                f.write(part[i:i + _WRITE_SLICE])
+            for part in parts[m.group(1)]:      # (DATA, the one generator, is there once)
+                for i in range(0, len(part), _WRITE_SLICE):
+                    f.write(part[i:i + _WRITE_SLICE])
             at = m.end()
         f.write(template[at:])
     return out
