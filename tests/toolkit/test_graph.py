@@ -96,6 +96,26 @@ def test_diff_marks_the_extra_subgraphs_of_mismatched_tile_shapes():
         ["ADDS", "ASSEMBLE"]
 
 
+def test_retiled_tile_ops_pair_by_source_line_and_op_kind():
+    """A TileShape edit renames every tile (regions change), yet each op of a line stays the
+    same op changed; only the surplus of a line that now has fewer tiles is removed."""
+    a, b = load_run(run_exp_add((32, 512))), load_run(run_exp_add((64, 256)))
+    diff_runs(a, b)
+    tile_b = b["roots"][0]["levels"]["tile"]
+    assert tile_b["diff"] == {"added": 0, "removed": 0, "changed": 24, "same": 0}
+    twins = {n["id"]: n["twin"] for n in tile_b["nodes"]}
+    by_id = {n["id"]: n for n in a["roots"][0]["levels"]["tile"]["nodes"]}
+    assert all((by_id[t]["label"], by_id[t]["loc"]) == (n["label"], n["loc"])
+               for n in tile_b["nodes"] for t in [twins[n["id"]]])
+    a, c = load_run(run_exp_add((32, 512))), load_run(run_exp_add((64, 512)))
+    diff_runs(a, c)
+    tile_a = a["roots"][0]["levels"]["tile"]
+    # 8 EXP (their subgraphs lost the add), 4 of 8 ADDS and 4 of 8 ASSEMBLE tiles kept
+    assert tile_a["diff"] == {"added": 0, "removed": 8, "changed": 16, "same": 0}
+    assert sorted(n["label"] for n in tile_a["nodes"] if n.get("diff") == "removed") == \
+        ["ADDS"] * 4 + ["ASSEMBLE"] * 4
+
+
 def test_a_run_diffed_with_itself_is_all_same():
     run = run_softmax()
     a, b = load_run(run), load_run(run)
@@ -120,7 +140,7 @@ def test_command_writes_the_page_into_the_run_folder(capsys):
     run = run_softmax()
     assert graph.run(_args(run)) == 0
     page = os.path.join(run, "graph.html")
-    assert capsys.readouterr().out.strip() == os.path.abspath(page)
+    assert capsys.readouterr().out.strip() == f"wrote {os.path.abspath(page)}"
     html = open(page).read()
     assert "dagre" in html and 'id="graph-data"' in html and "sourceMappingURL" not in html
 

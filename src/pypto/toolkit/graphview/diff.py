@@ -4,7 +4,11 @@ Takes two `model.load_run` results (A = before, B = after) → the same records 
 on nodes and edges (`removed` in A; `added` in B; `changed` on both sides of a match whose
 `sig` differs; unset when equal), `twin` (the matched node's id in the other run) and a `diff`
 count per graph. Roots pair by name, leaves by
-index. Nodes pair by `key` (content, not ids, so an edited kernel still lines up); call ops,
+index. Nodes pair by `key` (content, not ids, so an edited kernel still lines up); tile ops,
+whose keys name the tile's region and so all differ after a TileShape edit, pair by source line
+and op kind instead (equal keys first, then in order), so a retiled op is `changed` rather than
+one removed and one added; only the surplus of a line that now has more or fewer tiles is
+added or removed. Call ops,
 which are subgraphs, pair by their member tile ops instead: equal members are the same
 subgraph, and two subgraphs of which the smaller shares at least half of its members with the
 other are the same one `changed` (best overlap first), so a split shows as one changed and one
@@ -54,7 +58,12 @@ def diff_graphs(a: Graph | None, b: Graph | None) -> None:
         if a is not None or b is not None:
             one_sided(a or b, "removed" if a is not None else "added")
         return
-    pairs = _pair_subgraphs(a, b) if a["level"] == "execute" else _pair_by_key(a, b)
+    if a["level"] == "execute":
+        pairs = _pair_subgraphs(a, b)
+    elif a["level"] == "tile":
+        pairs = _pair_by_source(a, b)
+    else:
+        pairs = _pair_by_key(a, b)
     counts = {"added": 0, "removed": 0, "changed": 0, "same": 0}
     for na, nb in pairs:
         na["twin"], nb["twin"] = nb["id"], na["id"]
@@ -80,6 +89,28 @@ def diff_graphs(a: Graph | None, b: Graph | None) -> None:
 def _pair_by_key(a: Graph, b: Graph) -> list[tuple[dict, dict]]:
     by_key = {n["key"]: n for n in b["nodes"]}
     return [(n, by_key[n["key"]]) for n in a["nodes"] if n["key"] in by_key]
+
+
+def _source_kind(n: dict) -> tuple[str, str]:
+    return (n.get("loc") or "", n["label"])
+
+
+def _pair_by_source(a: Graph, b: Graph) -> list[tuple[dict, dict]]:
+    """Tile ops of one source line and op kind: equal keys pair first, the rest in order."""
+    pairs = _pair_by_key(a, b)
+    paired_a = {id(na) for na, _ in pairs}
+    paired_b = {id(nb) for _, nb in pairs}
+    rest_b: dict[tuple[str, str], list[dict]] = {}
+    for n in b["nodes"]:
+        if id(n) not in paired_b:
+            rest_b.setdefault(_source_kind(n), []).append(n)
+    for n in a["nodes"]:
+        if id(n) in paired_a:
+            continue
+        candidates = rest_b.get(_source_kind(n))
+        if candidates:
+            pairs.append((n, candidates.pop(0)))
+    return pairs
 
 
 def _pair_subgraphs(a: Graph, b: Graph) -> list[tuple[dict, dict]]:
