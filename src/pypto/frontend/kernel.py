@@ -415,6 +415,7 @@ class JitKernel:
             # one folder per call: the compile dumps of this call, if any, are already there
             folder = self._out_dir or output_dir()
             write_run(self.last_run, program, folder)
+            self.last_run.folder = os.path.abspath(folder)   # shown by its summary
 
 
 def output_dir() -> str:

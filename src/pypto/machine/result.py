@@ -71,6 +71,9 @@ class AicpuRun:
 
 @dataclass
 class SimResult:
+    """One simulated run. Printed (repr/str), it is a short `summary()`; every field stays
+    an attribute (`tasks`, `aicpu`, `flows`, `stats`, ...) and `dataclasses.asdict` gives all."""
+
     kernel: str
     clock_mhz: int
     aic: int
@@ -79,6 +82,54 @@ class SimResult:
     aicpu: list[AicpuRun]
     flows: list[tuple[int, int]]            # (pred task id, succ task id) resolved edges
     stats: dict[str, Any]
+    folder: str | None = None               # the run's files (runtime_debug_mode=1), if written
 
     def us(self, cycles: float) -> float:
         return cycles / self.clock_mhz
+
+    def leaf_busy(self) -> list[tuple[str, str, int, float]]:
+        """(leaf, core type, tasks, busy cycles) per leaf function, busiest first."""
+        busy: dict[tuple[str, str], list] = {}
+        for r in self.tasks:
+            entry = busy.setdefault((r.task.leaf, r.task.core), [0, 0.0])
+            entry[0] += 1
+            entry[1] += r.end - r.start
+        return sorted(((leaf, core, n, b) for (leaf, core), (n, b) in busy.items()),
+                      key=lambda x: (-x[3], x[0], x[1]))
+
+    def summary(self, top: int = 5) -> str:
+        """About ten lines: kernel and end-to-end time, tasks, utilisation, windows, L2 hits,
+        the `top` leaf functions by busy time, where the files are."""
+        # NOTE: imported here: profiling reads machine results, so it is a later stage; the
+        # numbers are the ones the stderr line and the stats report print (`run_numbers`)
+        from pypto.profiling.reports import run_numbers
+
+        n = run_numbers(self)
+        l2 = "n/a" if n.l2_hit_pct is None else \
+            f"{n.l2_hit_pct:.1f}% of {n.gm_read_bytes / 1e6:,.1f} MB read from GM"
+        lines = [
+            f"SimResult {self.kernel}: {n.tasks} tasks on {self.aic} AIC + {self.aiv} AIV "
+            f"cores at {self.clock_mhz} MHz",
+            f"  kernel {self.us(n.kernel_cycles):.2f} us: first to last AIC/AIV task "
+            f"(PyPTO's 'AICore End-to-End Time')",
+            f"  e2e {self.us(n.e2e_cycles):.2f} us: launch to the last task or AICPU event",
+            f"  tasks {n.aic_tasks} AIC / {n.aiv_tasks} AIV in {n.instances} instance(s), "
+            f"{n.windows} stitch window(s); {len(self.flows)} dependency edges",
+            f"  AICore util {n.util_pct:.2f}% (AIC {n.aic_util_pct:.2f}%, "
+            f"AIV {n.aiv_util_pct:.2f}%); L2 hit {l2}"]
+        leaves = self.leaf_busy()
+        total = sum(b for *_, b in leaves)
+        if leaves:
+            lines.append(f"  top leaf functions by busy time (of {len(leaves)}):")
+        lines += [f"    {leaf} ({core}): {count} tasks, {self.us(b):.2f} us busy "
+                  f"({100.0 * b / total if total else 0.0:.1f}%)"
+                  for leaf, core, count, b in leaves[:top]]
+        lines.append(f"  files: {self.folder}" if self.folder else
+                     "  files: none written (runtime_debug_mode=1 writes the swimlane)")
+        lines.append("  full data: .tasks .aicpu .flows .stats (dataclasses.asdict for all)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    __str__ = __repr__
