@@ -422,11 +422,9 @@ def _task_factory():
 _task = _task_factory()
 
 
-def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]], *,
-                   own_events: bool = False) -> SwimlaneData:
+def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneData:
     """Parse a trace object (`{"traceEvents": [...]}`) or its events (a list, or any iterable:
-    `toolkit.trace` streams them from the file one at a time). `own_events`: the events are
-    the parser's to keep (freshly decoded), so their `args` dicts are taken, not copied.
+    `toolkit.trace` streams them from the file one at a time).
 
     NOTE: each X event becomes its `TaskEvent` as it arrives, so a streamed trace never holds
     its raw event dicts next to the tasks built from them. A task goes to `tasks` or `aicpu` by
@@ -498,7 +496,7 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]], *,
                 eid = _int(n, e, "id") if has_id else len(dest)
             name = e.get("name", "")
             task = _task(len(dest), eid, tid, name if type(name) is str else str(name),
-                         float(ts), float(dur), args if own_events else dict(args))
+                         float(ts), float(dur), dict(args))
             dest.append(task)
             order.append((tid, has_id, task))
         elif ph == "M":

@@ -254,7 +254,7 @@ def load(path: str | os.PathLike) -> SwimlaneData:
     gc.disable()
     try:
         with open(p, encoding="utf-8") as f:
-            data = parse_swimlane(_events(_Stream(f), top), own_events=True)
+            data = parse_swimlane(_events(_Stream(f), top))
     except _Malformed as e:
         raise ToolkitError(f"{p}: {e}") from None
     except TraceFormatError as e:
