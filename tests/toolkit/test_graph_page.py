@@ -103,6 +103,7 @@ def test_drawn_nodes_and_edges_equal_the_dumps(runs, open_page, name):
     """Every level of every root draws exactly the dump's ops/calls and edges."""
     run = runs[name]
     p = open_page(html(run))
+    p.g("setGrouping('ops')")         # every tile op (a big tile graph opens one node/subgraph)
     tensor, tile = dump(run, "Before_004"), dump(run, "Before_027")
     execute = dump(run, "After_036_CodegenPreproc_" + tensor["function"] + "_ROOT")
     for level, n, e in (("tensor", tensor["op_count"], tensor["edge_count"]),

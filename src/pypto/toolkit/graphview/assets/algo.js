@@ -82,5 +82,71 @@ const GraphAlgo = (() => {
       .map((n) => n.id);
   }
 
-  return { viewGraph, neighbourhood, lineage, search };
+  // The tile graph with every subgraph not in `expanded` (a Set of subgraph numbers) drawn as
+  // one node `s<sg>` naming its op count and kinds; edges between drawn nodes are merged per
+  // kind. `rep` maps an op id to the id drawn for it.
+  function collapse(vg, expanded) {
+    const groups = new Map();
+    for (const n of vg.nodes) {
+      if (n.sg === undefined || expanded.has(n.sg)) continue;
+      if (!groups.has(n.sg)) groups.set(n.sg, []);
+      groups.get(n.sg).push(n);
+    }
+    const rep = new Map();
+    const nodes = [];
+    const added = new Set();
+    for (const n of vg.nodes) {
+      const ops = n.sg === undefined ? null : groups.get(n.sg);
+      if (!ops) {
+        rep.set(n.id, n.id);
+        nodes.push(n);
+        continue;
+      }
+      const id = `s${n.sg}`;
+      rep.set(n.id, id);
+      if (added.has(id)) continue;
+      added.add(id);
+      nodes.push(subgraphNode(id, n.sg, ops));
+    }
+    const merged = new Map();
+    for (const e of vg.edges) {
+      const s = rep.get(e.s);
+      const d = rep.get(e.d);
+      if (s === d) continue;
+      const key = `${s}|${d}|${e.k}`;
+      const m = merged.get(key);
+      if (m) m.count += 1;
+      else merged.set(key, { s, d, k: e.k, count: 1, diff: e.diff });
+    }
+    const edges = [...merged.values()].map(({ count, ...e }) => (
+      count > 1 ? { ...e, n: `${e.k} ${count}` } : e));
+    const byId = new Map(nodes.map((n) => [n.id, n]));
+    const out = new Map(nodes.map((n) => [n.id, []]));
+    const inn = new Map(nodes.map((n) => [n.id, []]));
+    edges.forEach((e, i) => {
+      out.get(e.s).push(i);
+      inn.get(e.d).push(i);
+    });
+    return { nodes, edges, byId, out, inn, rep };
+  }
+
+  const MAX_KINDS_SHOWN = 3;
+
+  function subgraphNode(id, sg, ops) {
+    const kinds = new Map();
+    for (const n of ops) kinds.set(n.label, (kinds.get(n.label) || 0) + 1);
+    const ranked = [...kinds].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const shown = ranked.slice(0, MAX_KINDS_SHOWN).map(([k, c]) => `${k} ${c}`);
+    if (ranked.length > MAX_KINDS_SHOWN) shown.push("…");
+    const diffs = new Set(ops.map((n) => n.diff || "same"));
+    const diff = diffs.size === 1 ? [...diffs][0] : "changed";
+    return { id, label: `subgraph ${sg} · ${ops.length} ops`, sub: shown.join(", "), group: sg,
+      sg, collapsed: true, members: ops.map((n) => n.id), calls: ops[0].calls,
+      diff: diff === "same" ? undefined : diff,
+      title: `subgraph ${sg}: ${ranked.map(([k, c]) => `${c} ${k}`).join(", ")} (click to expand)`,
+      info: [["subgraph", sg], ["tile ops", ops.length], ...ranked],
+      search: ops.map((n) => n.search || "").join(" ") };
+  }
+
+  return { viewGraph, neighbourhood, lineage, search, collapse };
 })();

@@ -11,6 +11,9 @@
   const NEIGHBOURHOOD = 300;
   const RADIUS = 2;
   const MAX_TASKS_LISTED = 200;
+  // A tile graph with more ops than this is drawn one node per subgraph until asked otherwise:
+  // at "fit" its ops would be too small to read. Clicking a subgraph expands it.
+  const GROUP_OVER = 60;
   const $ = (id) => document.getElementById(id);
 
   const rootNames = [];
@@ -18,7 +21,8 @@
     for (const r of run.roots) if (!rootNames.includes(r.name)) rootNames.push(r.name);
   }
   const S = { root: rootNames[0], level: "execute", leaf: null, rankdir: "TB",
-    tensors: false, selected: null, pathOf: null, hits: [], hitPos: 0 };
+    tensors: false, selected: null, pathOf: null, hits: [], hitPos: 0,
+    grouping: null, expanded: new Set() };
 
   const panes = DATA.runs.map((run, i) => {
     const sec = document.createElement("section");
@@ -27,8 +31,8 @@
     sec.innerHTML = `<div class="pane-title"></div><div class="notice" data-testid="notice-${i}">` +
       `</div><svg class="canvas"></svg>`;
     $("panes").appendChild(sec);
-    const p = { run, sec, graph: null, vg: null, drawn: new Set(), partial: false };
-    p.view = new GraphPane.Pane(sec.querySelector("svg"), (id) => select(id, i, true));
+    const p = { run, sec, graph: null, vg: null, dvg: null, drawn: new Set(), partial: false };
+    p.view = new GraphPane.Pane(sec.querySelector("svg"), (id) => clickNode(id, i));
     sec.querySelector(".pane-title").textContent = DATA.runs.length > 1
       ? `${i ? "B" : "A"}: ${run.label}` : run.label;
     return p;
@@ -62,6 +66,40 @@
     return [...ids].sort((a, b) => a - b);
   }
 
+  // Whether pane `p`'s tile graph is drawn one node per subgraph (S.grouping: null = by size).
+  function grouped(p) {
+    if (S.level !== "tile" || S.tensors || S.pathOf || !p.vg || S.grouping === "ops") return false;
+    const total = p.vg.nodes.length;
+    if (total > MAX_RENDER) return false;
+    const sgs = new Set(p.vg.nodes.map((n) => n.sg));
+    return sgs.size > 1 && (S.grouping === "subgraphs" || total > GROUP_OVER);
+  }
+
+  // Expands the collapsed subgraphs holding op `id` of pane pi (and its diff twin); true if
+  // that changed what is drawn.
+  function expandFor(pi, id) {
+    let changed = false;
+    panes.forEach((p, i) => {
+      const other = i === pi ? id : twinOf(pi, id);
+      const n = other && p.vg && p.vg.byId.get(other);
+      if (n && n.sg !== undefined && grouped(p) && !S.expanded.has(n.sg)) {
+        S.expanded.add(n.sg);
+        changed = true;
+      }
+    });
+    return changed;
+  }
+
+  function clickNode(id, pi) {
+    const n = panes[pi].dvg && panes[pi].dvg.byId.get(id);
+    if (n && n.collapsed) {
+      S.expanded.add(n.sg);
+      render();
+      return;
+    }
+    select(id, pi, true);
+  }
+
   function render() {
     const levels = availableLevels();
     if (!levels.includes(S.level)) S.level = levels.includes("execute") ? "execute" : levels[0];
@@ -70,6 +108,8 @@
     panes.forEach((p) => { p.graph = graphOf(p); });
     syncToolbar(levels, leaves);
     panes.forEach(drawPane);
+    $("grouping").hidden = S.level !== "tile";
+    $("grouping").value = panes.some(grouped) ? "subgraphs" : "ops";
     markSelection();
     showSummary();
   }
@@ -84,6 +124,7 @@
       return;
     }
     p.vg = GraphAlgo.viewGraph(p.graph, S.tensors);
+    p.dvg = grouped(p) ? GraphAlgo.collapse(p.vg, S.expanded) : p.vg;
     const total = p.vg.nodes.length;
     let ids;
     let why = "";
@@ -93,7 +134,7 @@
       why = `only the path through ${p.vg.byId.get(S.pathOf).label}` +
         (lin.truncated ? ` (cut at ${MAX_RENDER} nodes)` : "");
     } else if (total <= MAX_RENDER) {
-      ids = new Set(p.vg.nodes.map((n) => n.id));
+      ids = new Set(p.dvg.nodes.map((n) => n.id));
     } else {
       const seeds = S.hits.filter((id) => p.vg.byId.has(id)).slice(0, NEIGHBOURHOOD);
       if (S.selected && p.vg.byId.has(S.selected.id)) seeds.unshift(S.selected.id);
@@ -101,12 +142,17 @@
       why = seeds.length ? `the neighbourhood of ${seeds.length} searched/selected node(s)`
         : "nothing yet: search for an op, tensor or file:line to draw its neighbourhood";
     }
-    p.partial = ids.size < total;
+    p.partial = ids.size < total && p.dvg === p.vg;
     p.drawn = ids;
     notice.textContent = p.partial
       ? `${total} nodes: too many to lay out at once. Showing ${ids.size}, ${why}.`
       : (why ? `Showing ${why}.` : "");
-    if (ids.size) p.view.draw(p.vg, ids, S.rankdir);
+    if (p.dvg !== p.vg) {
+      const shut = p.dvg.nodes.filter((n) => n.collapsed).length;
+      notice.textContent = `${total} tile ops; ${shut} subgraph${shut === 1 ? "" : "s"} drawn ` +
+        "as one node each: click one to expand it.";
+    }
+    if (ids.size) p.view.draw(p.dvg, ids, S.rankdir);
     else p.view.clear();
   }
 
@@ -145,6 +191,7 @@
     S.selected = null;
     S.pathOf = null;
     S.hits = [];
+    S.expanded = new Set();
     $("search").value = "";
     $("hits").textContent = "";
     render();
@@ -155,6 +202,7 @@
   $("leaf").addEventListener("change", (e) => show("block", { leaf: e.target.value }));
   $("layout").addEventListener("change", (e) => setLayout(e.target.value));
   $("view").addEventListener("change", (e) => setTensorView(e.target.value === "tensor"));
+  $("grouping").addEventListener("change", (e) => setGrouping(e.target.value));
   $("fit").addEventListener("click", () => panes.forEach((p) => p.view.fit()));
   $("only-path").addEventListener("click", () => onlyPath());
   $("clear-path").addEventListener("click", () => clearPath());
@@ -184,6 +232,13 @@
     render();
   }
 
+  // "subgraphs": one node per tile subgraph, "ops": every tile op, null: by graph size.
+  function setGrouping(mode) {
+    S.grouping = mode === "subgraphs" || mode === "ops" ? mode : null;
+    S.expanded = new Set();
+    render();
+  }
+
   function setTensorView(on) {
     S.tensors = Boolean(on);
     if (S.selected && S.selected.id[0] === "v") S.selected = null;
@@ -197,7 +252,11 @@
     S.hitPos = 0;
     const n = S.hits.length;
     $("hits").textContent = q.trim() ? `${n} match${n === 1 ? "" : "es"}` : "";
-    if (panes.some((p) => p.partial || (p.vg && p.vg.nodes.length > MAX_RENDER))) render();
+    let expanded = false;
+    for (const id of S.hits) expanded = expandFor(0, id) || expanded;
+    if (expanded || panes.some((p) => p.partial || (p.vg && p.vg.nodes.length > MAX_RENDER))) {
+      render();
+    }
     markSelection();
     if (S.hits.length) panes[0].view.focus(S.hits[0]);
     return S.hits.length;
@@ -230,7 +289,7 @@
     const p = panes[pi];
     if (!p || !p.vg || !p.vg.byId.has(id)) return false;
     S.selected = { pane: pi, id };
-    if (!p.drawn.has(id)) render();
+    if (expandFor(pi, id) || !p.drawn.has(id)) render();
     markSelection();
     p.view.focus(id);
     showDetails();
@@ -399,6 +458,14 @@
       button(box, `Block graph of leaf ${node.leaf}`, "open-block",
         () => show("block", { leaf: node.leaf }));
     }
+    if (S.level === "tile" && node.sg !== undefined && S.expanded.has(node.sg) && grouped(p)) {
+      button(box, `Collapse subgraph ${node.sg}`, "collapse-subgraph", () => {
+        S.expanded.delete(node.sg);
+        S.selected = null;
+        render();
+        showDetails();
+      });
+    }
     if (S.level === "tile" && node.calls) {
       const call = `c${node.calls[0]}`;
       button(box, `Call op ${node.calls[0]}`, "open-call", () => {
@@ -442,6 +509,15 @@
     clearPath,
     setLayout,
     setTensorView,
+    setGrouping,
+    grouping: (i) => (grouped(pane(i)) ? "subgraphs" : "ops"),
+    expandSubgraph: (sg) => {
+      S.expanded.add(sg);
+      render();
+    },
+    collapsedIds: (i) => (pane(i).dvg ? pane(i).dvg.nodes : [])
+      .filter((n) => n.collapsed).map((n) => n.id),
+    fitScale: (i) => pane(i).view.view.k,
     selectTask,
     tasksOf: (id, i = 0) => tasksOf(i, pane(i).vg && pane(i).vg.byId.get(id)).map((t) => t[0]),
     diffSummary: () => panes.map((p) => (p.graph && p.graph.diff) || null),

@@ -32,6 +32,64 @@ const GraphPane = (() => {
     return e;
   }
 
+  // The connected parts of a drawing, in the order of their first node: [{ids: Set}].
+  function components(ids, edges) {
+    const up = new Map([...ids].map((id) => [id, id]));
+    const find = (x) => {
+      while (up.get(x) !== x) {
+        up.set(x, up.get(up.get(x)));
+        x = up.get(x);
+      }
+      return x;
+    };
+    for (const e of edges) up.set(find(e.s), find(e.d));
+    const parts = new Map();
+    for (const id of ids) {
+      const r = find(id);
+      if (!parts.has(r)) parts.set(r, { ids: new Set() });
+      parts.get(r).ids.add(id);
+    }
+    return [...parts.values()];
+  }
+
+  // Places parts left to right in rows (sets part.x, part.y), choosing the row width that
+  // lets the whole be drawn largest on a surface `aspect` times as wide as high; returns the
+  // total size.
+  function pack(parts, aspect) {
+    const GAP = 24;
+    const widest = Math.max(...parts.map((p) => p.w));
+    const total = parts.reduce((a, p) => a + p.w + GAP, 0);
+    const TRIES = 40;
+    let best = null;
+    for (let t = 0; t <= TRIES; t++) {
+      const rowWidth = widest + (total - widest) * t / TRIES;
+      const size = place(parts, rowWidth, GAP);
+      const scale = Math.min(aspect / Math.max(size.w, 1), 1 / Math.max(size.h, 1));
+      if (!best || scale > best.scale * 1.0001) best = { scale, rowWidth };
+    }
+    return place(parts, best.rowWidth, GAP);
+  }
+
+  function place(parts, rowWidth, gap) {
+    let x = 0;
+    let y = 0;
+    let rowH = 0;
+    let w = 0;
+    for (const p of parts) {
+      if (x > 0 && x + p.w > rowWidth + 0.5) {
+        x = 0;
+        y += rowH + gap;
+        rowH = 0;
+      }
+      p.x = x;
+      p.y = y;
+      x += p.w + gap;
+      rowH = Math.max(rowH, p.h);
+      w = Math.max(w, p.x + p.w);
+    }
+    return { w, h: y + rowH };
+  }
+
   class Pane {
     constructor(svg, onClick) {
       this.svg = svg;
@@ -55,26 +113,49 @@ const GraphPane = (() => {
       else this.fit();
     }
 
-    // Lays out and draws `ids` (a Set) of view graph `vg` with edges among them.
+    // Lays out and draws `ids` (a Set) of view graph `vg` with edges among them. Each
+    // connected part is laid out on its own and the parts are packed in rows shaped like the
+    // canvas, so many small independent graphs (call ops without dependencies, one chain per
+    // subgraph) fill the surface at "fit" instead of forming one long thin line.
     draw(vg, ids, rankdir) {
       this.root.textContent = "";
       this.nodeEls = new Map();
-      const g = new dagre.graphlib.Graph({ multigraph: true });
-      g.setGraph({ rankdir, nodesep: 18, ranksep: 36, edgesep: 8, marginx: 16, marginy: 16 });
-      g.setDefaultEdgeLabel(() => ({}));
-      for (const id of ids) {
-        const n = vg.byId.get(id);
-        const chars = Math.max(n.label.length, (n.sub || "").length);
-        g.setNode(id, { width: Math.max(60, chars * CHAR_W + 18), height: NODE_H });
-      }
       const drawn = [];
       vg.edges.forEach((e, i) => {
-        if (ids.has(e.s) && ids.has(e.d)) {
-          g.setEdge(e.s, e.d, {}, String(i));
-          drawn.push(i);
-        }
+        if (ids.has(e.s) && ids.has(e.d)) drawn.push(i);
       });
-      dagre.layout(g);
+      const boxes = new Map();
+      const paths = new Map();
+      const parts = components(ids, drawn.map((i) => vg.edges[i])).map((part) => {
+        const g = new dagre.graphlib.Graph({ multigraph: true });
+        g.setGraph({ rankdir, nodesep: 18, ranksep: 36, edgesep: 8, marginx: 8, marginy: 8 });
+        g.setDefaultEdgeLabel(() => ({}));
+        for (const id of part.ids) {
+          const n = vg.byId.get(id);
+          const chars = Math.max(n.label.length, (n.sub || "").length);
+          g.setNode(id, { width: Math.max(60, chars * CHAR_W + 18), height: NODE_H });
+        }
+        for (const i of drawn) {
+          const e = vg.edges[i];
+          if (part.ids.has(e.s)) g.setEdge(e.s, e.d, {}, String(i));
+        }
+        dagre.layout(g);
+        const info = g.graph();
+        return { g, ids: part.ids, w: info.width || 0, h: info.height || 0 };
+      });
+      const size = pack(parts, this.aspect());
+      for (const part of parts) {
+        for (const id of part.ids) {
+          const b = part.g.node(id);
+          boxes.set(id, { ...b, x: b.x + part.x, y: b.y + part.y });
+        }
+        for (const e of part.g.edges()) {
+          const pts = part.g.edge(e).points;
+          paths.set(e.name, pts.map((q) => ({ x: q.x + part.x, y: q.y + part.y })));
+        }
+      }
+      const g = { node: (id) => boxes.get(id), edge: (s, d, name) => ({ points: paths.get(name) }),
+        graph: () => ({ width: size.w, height: size.h }) };
       const edgeLayer = el("g", { class: "edges" }, this.root);
       const nodeLayer = el("g", { class: "nodes" }, this.root);
       for (const i of drawn) {
@@ -105,7 +186,8 @@ const GraphPane = (() => {
         t1.textContent = n.label;
         const t2 = el("text", { x: box.width / 2, y: 27, class: "sub" }, ge);
         t2.textContent = n.sub || "";
-        el("title", {}, ge).textContent = n.loc ? `${n.label} @ ${n.loc}` : n.label;
+        if (n.collapsed) ge.classList.add("collapsed");
+        el("title", {}, ge).textContent = n.title || (n.loc ? `${n.label} @ ${n.loc}` : n.label);
         ge.addEventListener("click", (ev) => {
           ev.stopPropagation();
           this.onClick(id);
@@ -116,6 +198,12 @@ const GraphPane = (() => {
       const info = g.graph();
       this.size = { w: info.width || 0, h: info.height || 0 };
       this.fit();
+    }
+
+    // Width over height of the drawing surface (a typical pane while it has no size yet).
+    aspect() {
+      const r = this.svg.getBoundingClientRect();
+      return r.width && r.height ? r.width / r.height : 1.6;
     }
 
     clear() {
