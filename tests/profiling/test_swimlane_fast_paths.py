@@ -1,5 +1,5 @@
 """The swimlane writer's and reader's fast paths give what the plain ones would: the text of
-`json.dumps` per event, the viewer page of the parsed file from the run's columns, and the
+`json.dumps` per event (no spaces), the viewer page of the parsed file from the run's columns, and the
 same parse whether lanes are declared before or after their tasks, streamed or in memory."""
 import json
 
@@ -17,9 +17,11 @@ RESULTS = ["result", "shuffled", "odd_result"]
 
 
 def _expected_text(doc):
-    """The file text of a trace object, event by event through json.dumps."""
-    events = ",\n".join(map(json.dumps, doc["traceEvents"]))
-    return f'{{"traceEvents": [\n{events}\n], "otherData": {json.dumps(doc["otherData"])}}}\n'
+    """The file text of a trace object, event by event through json.dumps without spaces."""
+    def dumps(obj):
+        return json.dumps(obj, separators=(",", ":"))
+    events = ",\n".join(map(dumps, doc["traceEvents"]))
+    return f'{{"traceEvents":[\n{events}\n],"otherData":{dumps(doc["otherData"])}}}\n'
 
 
 @pytest.mark.parametrize("name", RESULTS)

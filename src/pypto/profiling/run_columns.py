@@ -2,7 +2,10 @@
 
 Takes a `machine.result.SimResult` → a `RunColumns`: the lanes, the task X events in file order
 (one list per field; each args key as one `ArgColumn` holding both its JSON text and the value
-the viewer keys it by), the AICPU X events, the flows as task positions, the counter samples.
+the viewer keys it by), the AICPU X events, the flows as task positions (the direct
+dependencies: an edge another path implies is left out, see `_direct_edges`), the counter
+samples. Times are rounded to 1e-6 us (`US_DIGITS`); args hold nothing another field gives
+(the core index is the lane's, cycles are ts x clock_mhz).
 The JSON writer (`swimlane_writer`), the viewer page (`toolkit.viewer.pack.pack_run`) and the
 reports (`pred_ends`) all read these columns, so nothing is computed twice and no per-event
 dict is built on the way to the files. Keeps: every value is
@@ -29,8 +32,11 @@ from pypto.profiling.swimlane import (FLOW_LEAD_US, MAGIC_BASE, aicpu_lane_name,
                                       operand_hint, stable_hash)
 
 json_str = json.encoder.encode_basestring_ascii       # json.dumps of a str (C)
+COMPACT = (",", ":")                                  # the trace's JSON separators: no spaces
+# times (us) are written rounded to 1e-6 us = 1 ps, 1/555 of a cycle at 1.8 GHz: ~7 characters
+# less per time than the float's repr, on ~20 times per task
+US_DIGITS = 6
 _NON_FINITE = frozenset(("nan", "inf", "-inf"))
-_BOOL_JSON = {True: "true", False: "false"}
 
 
 def json_numbers(values: list, repeated: bool = False) -> list[str]:
@@ -137,8 +143,8 @@ def run_columns(result: SimResult) -> RunColumns:
     mhz = result.clock_mhz
     starts = list(map(attrgetter("start"), runs))
     ends = list(map(attrgetter("end"), runs))
-    ts = [s / mhz for s in starts]
-    dur = [(e - s) / mhz for s, e in zip(starts, ends)]
+    ts = [round(s / mhz, US_DIGITS) for s in starts]
+    dur = [round((e - s) / mhz, US_DIGITS) for s, e in zip(starts, ends)]
     tasks = list(map(attrgetter("task"), runs))
     names = list(map("{0.window}-{0.instance}-{0.call}-{0.root_index}-{0.leaf_index}({0.label})"
                      .format, tasks))
@@ -188,10 +194,6 @@ def _task_args(runs: list[TaskRun], tasks: list, dur: list[float]) -> dict[str, 
     event_hint = list(map("Task:[{}-{}-{}], rootHash:{}, callOpMagic:{}, leafHash:{}, TaskId:{}"
                           .format, window, instance, call, map(stable_hash, root),
                           [MAGIC_BASE + c for c in call], map(stable_hash, leaf), tid))
-    cost_fields = ("mte2_bytes", "mte1_bytes", "vector_cycles", "cube_cycles", "mte3_bytes")
-    cost = {k: _exact_numbers(field(k)) for k in cost_fields}
-    cost["empty"] = ArgColumn([_BOOL_JSON[v] if type(v) is bool else json.dumps(v)
-                               for v in field("empty")], [], False)
     return {
         "event-hint": _strings(event_hint),
         "ioperand-hint": _strings(_operand_hints(field("inputs")), repeated=True),
@@ -207,15 +209,12 @@ def _task_args(runs: list[TaskRun], tasks: list, dur: list[float]) -> dict[str, 
         "instance": _numeric(instance),
         "call": _numeric(call),
         "core_type": _strings(field("core"), repeated=True),
-        "core_index": _numeric(list(map(attrgetter("core_index"), runs))),
         "merge": _merge_column(field("merge")),
-        "cost": _object_column(cost),
+        "cost": _cost_column(tasks),
         "l2_hit_bytes": _exact_numbers(list(map(attrgetter("l2_hit_bytes"), runs))),
         "hbm_bytes": _exact_numbers(list(map(attrgetter("hbm_bytes"), runs))),
         "gm_reads": _gm_reads_column(tasks),
         "sim_task_id": _numeric(field("id")),
-        "start_cycle": _exact_numbers(list(map(attrgetter("start"), runs))),
-        "end_cycle": _exact_numbers(list(map(attrgetter("end"), runs))),
     }
 
 
@@ -233,16 +232,21 @@ def _operand_hints(lists: list[list[dict[str, Any]]]) -> list[str]:
     return out
 
 
-def _object_column(fields: dict[str, ArgColumn]) -> ArgColumn:
-    """A column of JSON objects with the given fields, in the file in that key order, for the
-    viewer with sorted keys. NOTE: tasks of one leaf mostly share their values: each distinct
-    row is formatted once."""
-    keys = list(fields)
-    by_name = sorted(range(len(keys)), key=keys.__getitem__)
-    in_file = "{{" + ", ".join(f"{json_str(k)}: {{}}" for k in keys) + "}}"
-    in_page = "{{" + ", ".join(f"{json_str(keys[i])}: {{{i}}}" for i in by_name) + "}}"
-    rows = list(zip(*(c.json for c in fields.values())))
-    texts = {row: (in_file.format(*row), in_page.format(*row)) for row in dict.fromkeys(rows)}
+_COST_FIELDS = ("mte2_bytes", "mte1_bytes", "vector_cycles", "cube_cycles", "mte3_bytes")
+
+
+def _cost_column(tasks: list) -> ArgColumn:
+    """Each task's cost-model inputs as an object of its non-zero fields (in `_COST_FIELDS`
+    order), plus `"empty": true` for an empty task: a vector task has no cube cycles, a cube
+    task no vector ones. For the viewer with sorted keys. NOTE: tasks of one leaf mostly share
+    their values: each distinct row is formatted once."""
+    rows = list(zip(*(map(attrgetter(k), tasks) for k in (*_COST_FIELDS, "empty"))))
+    texts = {}
+    for row in dict.fromkeys(rows):
+        value = {k: exact(v) for k, v in zip(_COST_FIELDS, row) if v}
+        if row[-1]:
+            value["empty"] = jsonable(row[-1])
+        texts[row] = (json.dumps(value, separators=COMPACT), json.dumps(value, sort_keys=True))
     return ArgColumn([texts[row][0] for row in rows], [texts[row][1] for row in rows], False)
 
 
@@ -259,7 +263,7 @@ def _merge_column(merges: list[dict[str, Any]]) -> ArgColumn:
         texts = cache.get(key) if key is not None else None
         if texts is None:
             value = jsonable(merge)
-            texts = (json.dumps(value), json.dumps(value, sort_keys=True))
+            texts = (json.dumps(value, separators=COMPACT), json.dumps(value, sort_keys=True))
             if key is not None:
                 cache[key] = texts
         file_json.append(texts[0])
@@ -272,39 +276,41 @@ def _gm_reads_column(tasks: list) -> ArgColumn:
     size; 0 when the access has no layout). NOTE: the tasks of a run read few distinct boxes
     (the same blocks, again and again): each box's text is made once. Boxes hold ints (the
     SimTask contract), so equal boxes have equal text."""
-    boxes: dict[tuple, str] = {}            # (box, layout) -> its text
-    texts = []
+    boxes: dict[tuple, tuple[str, str]] = {}    # (box, layout) -> its (file, page) text
+    file_texts, page_texts = [], []
     for t in tasks:
         layouts = t.read_layouts
         row = []
         for i, box in enumerate(t.reads):
             key = (box, layouts[i] if i < len(layouts) else None)
-            text = boxes.get(key)
-            if text is None:
-                text = boxes[key] = _gm_read_text(*key)
-            row.append(text)
-        texts.append(f"[{', '.join(row)}]")
-    return ArgColumn(texts, texts, False)
+            texts = boxes.get(key)
+            if texts is None:
+                value = _gm_read(*key)
+                texts = boxes[key] = (json_value(value), json.dumps(value))
+            row.append(texts)
+        # NOTE: the file's text is compact; the page keys a list by json.dumps' default text
+        file_texts.append(f"[{','.join(f for f, _ in row)}]")
+        page_texts.append(f"[{', '.join(p for _, p in row)}]")
+    return ArgColumn(file_texts, page_texts, False)
 
 
-def _gm_read_text(box: tuple[int, tuple, tuple], layout: tuple | None) -> str:
+def _gm_read(box: tuple[int, tuple, tuple], layout: tuple | None) -> list:
     sid, off, ext = box
     nbytes = math.prod(int(e) for e in ext) * layout[1] if layout is not None else 0
-    return (f"[{json_value(sid)}, {json_value(list(off))}, {json_value(list(ext))}, "
-            f"{json_value(exact(nbytes))}]")
+    return [sid, list(off), list(ext), exact(nbytes)]
 
 
 def json_value(v: Any) -> str:
-    """`json.dumps(v)`; strings, finite numbers and lists of ints without the encoder's
-    per-call setup."""
+    """`json.dumps(v, separators=COMPACT)`; strings, finite numbers and lists of ints without
+    the encoder's per-call setup."""
     t = type(v)
     if t is str:
         return json_str(v)
     if t is int or (t is float and v - v == 0.0):      # x - x == 0.0: finite
         return repr(v)
     if t is list and all(type(x) is int for x in v):
-        return repr(v)
-    return json.dumps(v)
+        return f"[{','.join(map(repr, v))}]"
+    return json.dumps(v, separators=COMPACT)
 
 
 def _execution_hints(tasks: list, dur: list[float]) -> list[str]:
@@ -324,7 +330,7 @@ def _execution_hints(tasks: list, dur: list[float]) -> list[str]:
 
         def ref(i: int) -> str:
             return "[{}-{}-{}]".format(*task_order[i][:3])
-        hints[key] = (f"Average Execution Time: {sum(durs) / len(durs)}\n"
+        hints[key] = (f"Average Execution Time: {round(sum(durs) / len(durs), US_DIGITS)}\n"
                       f"Max Execution Time: {dur[hi]}, Task: {ref(hi)}\n"
                       f"Min Execution Time: {dur[lo]}, Task: {ref(lo)}\n")
     return list(map(hints.__getitem__, group))
@@ -341,9 +347,10 @@ def _aicpu_events(result: SimResult) -> list[AicpuEvent]:
     for a in result.aicpu:
         args = {"event-hint": f"{aicpu_lane_name(a.thread)}: {a.name}", "color": "",
                 **{str(key): jsonable(v) for key, v in sorted(a.args.items())},
-                "thread": a.thread, "start_cycle": exact(a.start), "end_cycle": exact(a.end)}
-        events.append(AicpuEvent(lane_tid(first_cpu + a.thread), result.us(a.start),
-                                 result.us(a.end - a.start), a.name, args))
+                "thread": a.thread}
+        events.append(AicpuEvent(lane_tid(first_cpu + a.thread),
+                                 round(result.us(a.start), US_DIGITS),
+                                 round(result.us(a.end - a.start), US_DIGITS), a.name, args))
     runs: list[AicpuRun] = result.aicpu
     keys = [(e.tid, a.start, a.end) for e, a in zip(events, runs)]
     order = sorted(range(len(events)), key=keys.__getitem__)
@@ -363,7 +370,7 @@ def _flows(result: SimResult, runs: list[TaskRun], ts: list[float],
     """The resolved edges between written tasks, sorted by (pred id, succ id), as task
     positions; and per task the ts of its s ends (0.0001 us before its end, inside the slice)."""
     ends = [t + d for t, d in zip(ts, dur)]
-    s_ts = [e - min(FLOW_LEAD_US, (e - t) / 2) for t, e in zip(ts, ends)]
+    s_ts = [round(e - min(FLOW_LEAD_US, (e - t) / 2), US_DIGITS) for t, e in zip(ts, ends)]
     pred, succ = _edge_array(result.flows)
     order = np.lexsort((succ, pred))
     pred, succ = pred[order], succ[order]
@@ -372,7 +379,52 @@ def _flows(result: SimResult, runs: list[TaskRun], ts: list[float],
     find = _TaskPositions(runs)
     src, dst = find(pred[first]), find(succ[first])
     known = (src >= 0) & (dst >= 0)
-    return src[known].tolist(), dst[known].tolist(), s_ts
+    src, dst = src[known].tolist(), dst[known].tolist()
+    keep = _direct_edges(len(runs), src, dst)
+    return [src[k] for k in keep], [dst[k] for k in keep], s_ts
+
+
+def _direct_edges(n: int, src: list[int], dst: list[int]) -> list[int]:
+    """Indices of the edges (src[k] -> dst[k] over nodes 0..n-1) that no other path implies:
+    the transitive reduction, in the given order. A dropped edge's predecessor ends before a
+    kept one's, so every task keeps its last-finishing predecessor (the dependency that held
+    it back: critical path, bubbles and ready times read the same), and dependency
+    highlighting still reaches every ancestor; a 10k-task run keeps ~20k of its ~90k edges.
+    NOTE: reachability as Python-int bitsets, nodes in reverse topological order, each node's
+    successors nearest first: an edge is implied iff its target is already reached."""
+    succs: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for k, (a, b) in enumerate(zip(src, dst)):
+        succs[a].append(k)
+        indeg[b] += 1
+    topo = [v for v in range(n) if not indeg[v]]
+    for v in topo:                                      # Kahn: topo grows while it is walked
+        for k in succs[v]:
+            b = dst[k]
+            indeg[b] -= 1
+            if not indeg[b]:
+                topo.append(b)
+    if len(topo) < n:                                   # a cycle: nothing is implied
+        return list(range(len(src)))
+    rank = [0] * n
+    for i, v in enumerate(topo):
+        rank[v] = i
+    dst_rank = [rank[b] for b in dst]
+    nearest_first: list[list[int]] = [[] for _ in range(n)]
+    for k in sorted(range(len(dst)), key=dst_rank.__getitem__):
+        nearest_first[src[k]].append(k)
+    reach = [0] * n                                     # by rank: the nodes a node reaches
+    kept: list[int] = []
+    for i in range(n - 1, -1, -1):
+        mine = 0
+        for k in nearest_first[topo[i]]:
+            r = dst_rank[k]
+            if not mine >> r & 1:
+                kept.append(k)
+                mine |= reach[r] | (1 << r)
+        reach[i] = mine
+    kept.sort()
+    return kept
 
 
 def _edge_array(edges: Iterable[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -479,5 +531,6 @@ def _counters(result: SimResult,
     names = np.concatenate([np.full(len(t), i) for i, (_, t, _) in enumerate(series)])[order]
     label = [n for n, _, _ in series]
     values = np.concatenate([v for _, _, v in series])[order]
-    return ((times[order] / result.clock_mhz).tolist(), [label[i] for i in names.tolist()],
+    return (np.round(times[order] / result.clock_mhz, US_DIGITS).tolist(),
+            [label[i] for i in names.tolist()],
             values.tolist())

@@ -1,9 +1,11 @@
 """Write a run's swimlane (`run_columns.RunColumns`) as `merged_swimlane.json`.
 
-Takes the columns of one run → the file text, one event per line (grep- and diff-friendly,
-half the size of PyPTO's `indent=4` files), exactly the text `json.dumps` gives each event
-(`swimlane_events` parses it back into the event dicts; `indent=4` writes those with PyPTO's
-formatting). Keeps: the layout and order of `swimlane`'s module docstring.
+Takes the columns of one run → the file text, one event per line (grep- and diff-friendly),
+exactly the text `json.dumps(event, separators=(",", ":"))` gives each event: no spaces, as
+Chrome's trace format and Perfetto allow (`swimlane_events` parses it back into the event
+dicts; `indent=4` writes those with PyPTO's formatting). Keeps: the layout and order of
+`swimlane`'s module docstring. Size: ~2.2 KB per task (glm_attention, 9,344 tasks: 20 MB;
+the spaced text with every dependency edge as a flow was 45 MB), see `run_columns`.
 
 NOTE: the events are formatted from string templates, not by the json encoder: every line of
 a block (tasks, flows, counters) is the same constant text around per-event fields, so a block
@@ -19,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from pypto.machine.result import SimResult
-from pypto.profiling.run_columns import (AicpuEvent, RunColumns, json_numbers, json_str,
-                                         json_strs, json_value, per_distinct, run_columns)
+from pypto.profiling.run_columns import (COMPACT, AicpuEvent, RunColumns, json_numbers,
+                                         json_str, json_strs, json_value, per_distinct,
+                                         run_columns)
 from pypto.profiling.swimlane import COUNTER_TID, FLOW_NAME, PROCESS_NAME
 
 _FLOW = json_str(FLOW_NAME)
@@ -40,7 +43,7 @@ def write_swimlane(run: SimResult | RunColumns, path: str | os.PathLike,
 
 def write_text(path: str | os.PathLike, pieces: list[str]) -> Path:
     """Write the concatenation of `pieces` at `path` (parents created); returns the path.
-    NOTE: piece by piece, and a long piece in 1 MiB slices: the ~45 MB of a 10k-task trace
+    NOTE: piece by piece, and a long piece in 1 MiB slices: the ~20 MB of a 10k-task trace
     is never one string, and each slice's encoded bytes reuse the previous one's memory (one
     20 MB block encoded at once would be 20 MB of fresh pages)."""
     path = Path(path)
@@ -62,10 +65,10 @@ def swimlane_text(run: SimResult | RunColumns) -> list[str]:
     cols = run if isinstance(run, RunColumns) else run_columns(run)
     blocks = [b for b in (_meta_block(cols), _task_block(cols), _aicpu_block(cols),
                           _flow_block(cols), _counter_block(cols)) if b]
-    pieces = ['{"traceEvents": [\n']
+    pieces = ['{"traceEvents":[\n']
     for i, block in enumerate(blocks):
         pieces += [_SEP, block] if i else [block]
-    pieces.append(f'\n], "otherData": {json.dumps(cols.other)}}}\n')
+    pieces.append(f'\n],"otherData":{json.dumps(cols.other, separators=COMPACT)}}}\n')
     return pieces
 
 
@@ -90,14 +93,14 @@ def _meta_block(cols: RunColumns) -> str:
              "ph": "M", "pid": 1}]
     meta += [{"args": {"name": name}, "cat": "__metadata", "name": "thread_name", "ph": "M",
               "pid": 1, "tid": tid} for tid, name in cols.lanes]
-    return _SEP.join(map(json.dumps, meta))
+    return _SEP.join(json.dumps(m, separators=COMPACT) for m in meta)
 
 
 def _x_tail(first_id: int, names: list[str], tids: list[int], ts_json: list[str],
             dur_json: list[str]) -> tuple[list[str], list[list[str]]]:
     """Templates and fields of the X event keys after `args`."""
-    texts = ['}, "cat": "event", "id": ', ', "name": ', ', "ph": "X", "pid": 1, "tid": ',
-             ', "ts": ', ', "dur": ', '}']
+    texts = ['},"cat":"event","id":', ',"name":', ',"ph":"X","pid":1,"tid":', ',"ts":',
+             ',"dur":', '}']
     fields = [list(map(str, range(first_id, first_id + len(names)))),
               list(map(json_str, names)), list(map(str, tids)), ts_json, dur_json]
     return texts, fields
@@ -105,8 +108,8 @@ def _x_tail(first_id: int, names: list[str], tids: list[int], ts_json: list[str]
 
 def _task_block(cols: RunColumns) -> str:
     keys = list(cols.args)
-    texts = ['{"args": {' + json_str(keys[0]) + ": "]
-    texts += [f", {json_str(k)}: " for k in keys[1:]]
+    texts = ['{"args":{' + json_str(keys[0]) + ":"]
+    texts += [f",{json_str(k)}:" for k in keys[1:]]
     n = len(cols.runs)
     tail_texts, tail_fields = _x_tail(0, cols.name, cols.tid, cols.ts_json[:n], cols.dur_json[:n])
     return _rows(texts + tail_texts, [cols.args[k].json for k in keys] + tail_fields)
@@ -117,7 +120,7 @@ def _aicpu_block(cols: RunColumns) -> str:
     n = len(cols.runs)
     tail_texts, tail_fields = _x_tail(n, [e.name for e in events], [e.tid for e in events],
                                       cols.ts_json[n:], cols.dur_json[n:])
-    return _rows(['{"args": {'] + tail_texts, [_aicpu_args(events)] + tail_fields)
+    return _rows(['{"args":{'] + tail_texts, [_aicpu_args(events)] + tail_fields)
 
 
 def _aicpu_args(events: list[AicpuEvent]) -> list[str]:
@@ -128,7 +131,7 @@ def _aicpu_args(events: list[AicpuEvent]) -> list[str]:
         shapes[tuple(e.args)].append(i)
     texts: list[str] = [""] * len(events)
     for keys, members in shapes.items():
-        template = ", ".join(json_str(k).replace("{", "{{").replace("}", "}}") + ": {}"
+        template = ",".join(json_str(k).replace("{", "{{").replace("}", "}}") + ":{}"
                              for k in keys)
         values = [[events[i].args[k] for i in members] for k in keys]
         for i, text in zip(members, map(template.format, *map(_json_column, values))):
@@ -150,21 +153,21 @@ def _flow_block(cols: RunColumns) -> str:
     """s/f pairs; ids after the X ids. A task's s ends (f ends) all sit at one (tid, ts), so
     that text is made once per task."""
     tids = list(map(str, cols.tid))
-    s_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, json_numbers(cols.flow_s_ts))]
-    f_at = [f'{tid}, "ts": {ts}' for tid, ts in zip(tids, cols.ts_json)]
+    s_at = [f'{tid},"ts":{ts}' for tid, ts in zip(tids, json_numbers(cols.flow_s_ts))]
+    f_at = [f'{tid},"ts":{ts}' for tid, ts in zip(tids, cols.ts_json)]
     first = cols.n_events
     ids = list(map(str, range(first, first + len(cols.flow_src))))
-    texts = [f'{{"cat": {_FLOW}, "id": ', f', "name": {_FLOW}, "ph": "s", "pid": 1, "tid": ',
-             f'}},\n{{"bp": "e", "cat": {_FLOW}, "id": ',
-             f', "name": {_FLOW}, "ph": "f", "pid": 1, "tid": ', "}"]
+    texts = [f'{{"cat":{_FLOW},"id":', f',"name":{_FLOW},"ph":"s","pid":1,"tid":',
+             f'}},\n{{"bp":"e","cat":{_FLOW},"id":', f',"name":{_FLOW},"ph":"f","pid":1,"tid":',
+             "}"]
     return _rows(texts, [ids, list(map(s_at.__getitem__, cols.flow_src)), ids,
                          list(map(f_at.__getitem__, cols.flow_dst))])
 
 
 def _counter_block(cols: RunColumns) -> str:
     ts, names, sizes = cols.counters
-    texts = ['{"name": ', f', "pid": 1, "tid": {COUNTER_TID}, "ph": "C", "ts": ',
-             ', "args": {"size": ', "}}"]
+    texts = ['{"name":', f',"pid":1,"tid":{COUNTER_TID},"ph":"C","ts":', ',"args":{"size":',
+             "}}"]
     # NOTE: a few counter names; a sample time is often shared by several counters
     return _rows(texts, [per_distinct(json_strs, names), json_numbers(ts, repeated=True),
                          list(map(str, sizes))])
