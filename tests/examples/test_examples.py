@@ -21,6 +21,8 @@ EXTRA_RUNS = {  # (script, extra args) that exercise the command line beyond the
     "hello_world --run_mode npu": ("00_hello_world/hello_world.py", ["--run_mode", "npu"]),
     "softmax one example": ("02_intermediate/operators/softmax/softmax.py",
                             ["softmax::test_softmax"]),
+    "softmax --swimlane": ("02_intermediate/operators/softmax/softmax.py",
+                           ["test_builtin_softmax", "--swimlane"]),
 }
 TIMEOUT_S = 120
 
@@ -82,11 +84,14 @@ def test_example_passes(script: str, runs: dict[str, Future]) -> None:
 
 @pytest.mark.parametrize("key", sorted(EXTRA_RUNS))
 def test_example_command_line(key: str, runs: dict[str, Future]) -> None:
-    """`--run_mode npu` and a single positional example_id are accepted."""
+    """`--run_mode npu`, a single positional example_id and `--swimlane` are accepted."""
     proc = runs[key].result(timeout=TIMEOUT_S + 30)
     _check(proc)
     if "one example" in key:
         assert proc.stdout.count("✓") == 1, proc.stdout
+    if "--swimlane" in key:     # one kernel call: one run folder, printed
+        wrote = [ln for ln in proc.stdout.splitlines() if ln.startswith("wrote ")]
+        assert len(wrote) == 1 and wrote[0].startswith("wrote output/output_"), proc.stdout
 
 
 def test_failing_example_exits_nonzero(monkeypatch: pytest.MonkeyPatch,

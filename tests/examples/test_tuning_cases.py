@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pypto.toolkit.tuning import METRICS, Case, run_case
+from pypto.toolkit.tuning import METRICS, Case, main, run_case
 
 pytestmark = pytest.mark.examples
 
@@ -41,3 +41,11 @@ def test_tuning_case(script: str, tmp_path: Path) -> None:
     assert not result.failures, result.failures
     assert result.holds or case.disagreement, result.verdict
     assert len(result.measured) == len(case.variants)
+
+
+def test_swimlane_flag_is_accepted_and_no_write_excludes_it(capsys) -> None:
+    """The examples' --swimlane / --open are accepted; with --no-write they are an error."""
+    case = _case(SCRIPTS[0])
+    with pytest.raises(SystemExit) as e:
+        main(case, ["--no-write", "--swimlane"])
+    assert e.value.code == 2 and "--no-write" in capsys.readouterr().err

@@ -63,3 +63,42 @@ def test_compile_and_run_dumps_share_one_folder():
     assert len(folders) == 1
     names = os.listdir(folders[0])
     assert "merged_swimlane.json" in names and any(n.endswith("_ROOT.json") for n in names)
+
+
+def test_both_modes_write_the_graph_page_the_swimlane_links():
+    """compile_debug_mode + runtime_debug_mode: graph.html is written beside swimlane.html and
+    the viewer's Graph tab points at it, with no toolkit command run."""
+    @pypto.frontend.jit(debug_options={"runtime_debug_mode": 1, "compile_debug_mode": 1})
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(32, 512)
+        y[:] = pypto.exp(x)
+
+    x = torch.rand(64, 512)
+    k(x, torch.zeros_like(x))
+    folder, = glob.glob("output/output_*")
+    graph = open(os.path.join(folder, "graph.html"), encoding="utf-8").read()
+    assert 'id="graph-data"' in graph and '"k"' in graph
+    swimlane = open(os.path.join(folder, "swimlane.html"), encoding="utf-8").read()
+    assert '"graph":"graph.html"' in swimlane
+
+
+def test_runtime_mode_alone_writes_no_graph_page():
+    k = _kernel((32, 512))
+    x = torch.rand(128, 1024)
+    k(x, torch.zeros_like(x))
+    folder, = glob.glob("output/output_*")
+    assert not os.path.exists(os.path.join(folder, "graph.html"))
+    swimlane = open(os.path.join(folder, "swimlane.html"), encoding="utf-8").read()
+    assert '"graph":null' in swimlane
+
+
+def test_latest_names_the_newest_run():
+    k = _kernel((32, 512))
+    x = torch.rand(128, 1024)
+    k(x, torch.zeros_like(x))
+    first = os.path.realpath("output/latest")
+    k(x, torch.zeros_like(x))
+    folders = sorted(glob.glob("output/output_*"))
+    assert len(folders) == 2 and first == os.path.realpath(folders[0])
+    assert os.path.realpath("output/latest") == os.path.realpath(folders[1])
+    assert os.path.isfile("output/latest/swimlane.html")

@@ -49,10 +49,10 @@ def _loop_kernel(stitch):
 
 
 def _run_json(capsys, kernel, *args):
-    before = set(glob.glob("output/*"))
+    before = set(glob.glob("output/output_*"))
     kernel(*args)
     kernel.last_run        # simulate and write the run folder
-    (folder,) = set(glob.glob("output/*")) - before
+    (folder,) = set(glob.glob("output/output_*")) - before
     assert main(["analyze", folder, "--json"]) == 0
     return {a["rule"]: a for a in json.loads(capsys.readouterr().out)["advice"]}
 

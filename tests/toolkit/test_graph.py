@@ -140,7 +140,7 @@ def test_command_writes_the_page_into_the_run_folder(capsys):
     run = run_softmax()
     assert graph.run(_args(run)) == 0
     page = os.path.join(run, "graph.html")
-    assert capsys.readouterr().out.strip() == os.path.abspath(page)
+    assert capsys.readouterr().out.strip() == f"wrote {os.path.abspath(page)}"
     html = open(page).read()
     assert "dagre" in html and 'id="graph-data"' in html and "sourceMappingURL" not in html
 

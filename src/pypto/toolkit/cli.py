@@ -5,7 +5,11 @@ Each subcommand lives in its own module, which exposes `add_arguments(parser)` a
 every subcommand module (for its options), so those modules import their heavy parts inside
 `run`, keeping `pypto-toolkit --help` instant. Errors a user can fix (a missing or
 malformed file, a bad option) are raised as `ToolkitError` and printed as one line naming the
-culprit, with exit code 2.
+culprit, with exit code 2. Commands print each file they write as one `wrote <path>` line.
+
+`view`, `analyze` and `graph` read one run: their run argument may be a folder of runs
+(`output/`, meaning its newest run) or left out (meaning `./output`'s newest run); the
+resolution is `run_folder.newest_run`.
 """
 from __future__ import annotations
 
@@ -29,6 +33,11 @@ SUBCOMMANDS = {
 }
 
 
+# subcommand -> (its run argument, what a run must hold for it)
+RUN_ARGUMENTS = {"view": ("trace", "swimlane"), "analyze": ("trace", "swimlane"),
+                 "graph": ("output_dir", "compile_dumps")}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pypto-toolkit",
@@ -40,7 +49,27 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
         _module(module).add_arguments(p)
+        if name in RUN_ARGUMENTS:
+            _make_run_optional(p, RUN_ARGUMENTS[name][0])
     return parser
+
+
+def _make_run_optional(parser: argparse.ArgumentParser, dest: str) -> None:
+    """The command's run argument may be left out (`./output`) or name a folder of runs."""
+    # NOTE: the subcommand modules declare the argument; it is widened here, where it is
+    # resolved, so the modules keep taking one run and know nothing of folders of runs
+    for action in parser._actions:
+        if action.dest == dest and not action.option_strings:
+            action.nargs, action.default = "?", None
+            action.help = (f"{action.help}; or a folder of runs (its newest run); "
+                           "default: the newest run in ./output")
+
+
+def _resolve_run(args: argparse.Namespace) -> None:
+    from pypto.toolkit import run_folder
+    dest, needs = RUN_ARGUMENTS[args.command]
+    holds = run_folder.has_compile_dumps if needs == "compile_dumps" else run_folder.has_swimlane
+    setattr(args, dest, run_folder.newest_run(getattr(args, dest), holds))
 
 
 def _module(name: str):
@@ -59,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     enabled = gc.isenabled()
     gc.disable()
     try:
+        if args.command in RUN_ARGUMENTS:
+            _resolve_run(args)
         return int(_module(args._module).run(args) or 0)
     except ToolkitError as e:
         print(f"pypto-toolkit {args.command}: error: {e}", file=sys.stderr)

@@ -128,5 +128,6 @@ def run(args: argparse.Namespace) -> int:
         from pypto.toolkit.viewer import render_diff_html
         path = render_diff_html(da, db, report, args.output,
                                 titles=(_title(args.a), _title(args.b)))
-        print(f"wrote {path}", file=sys.stderr)
+        # (stdout, unless it holds the JSON report)
+        print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0

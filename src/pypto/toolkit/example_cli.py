@@ -1,18 +1,29 @@
 """The command line every example script shares: `script.py [example_id] [--list]
-[--run_mode npu|sim]`, PyPTO's example convention.
+[--run_mode npu|sim] [--swimlane [--open]]`, PyPTO's example convention plus the swimlane.
 
 `run_examples` runs the selected examples (all by default), reports each as passed or failed,
 and returns the exit code (0 all passed, 1 some failed, 2 unknown example id). `peek_run_mode`
-reads `--run_mode` early, before a script's kernels are decorated with it.
+reads `--run_mode` early, before a script's kernels are decorated with it. `--swimlane` runs
+every kernel with both debug modes (the run folder: swimlane, reports, compile dumps and the
+graph page of the viewer's Graph tab) and prints each folder written as `wrote <folder>`;
+`--open` also opens the last one's swimlane.html in the default browser.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
+import os
 import sys
 import traceback
-from typing import Any, Callable
+import webbrowser
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 from pypto._config import RunMode
+
+# both modes: the run's swimlane, and the compile dumps that the viewer's Graph tab shows
+SWIMLANE_DEBUG_OPTIONS = {"runtime_debug_mode": 1, "compile_debug_mode": 1}
 
 
 def peek_run_mode(argv: list[str] | None = None) -> RunMode:
@@ -40,7 +51,14 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
     parser.add_argument("--list", action="store_true", help="list the examples and exit")
     parser.add_argument("--run_mode", choices=["npu", "sim"], default="sim",
                         help="pypto.RunMode for the kernels (default: sim)")
+    parser.add_argument("--swimlane", action="store_true",
+                        help="write each kernel call's run folder under ./output (swimlane.html, "
+                             "graph.html, reports) and print it; newest: output/latest")
+    parser.add_argument("--open", action="store_true",
+                        help="open the last run's swimlane.html in the browser (implies "
+                             "--swimlane)")
     args = parser.parse_args(argv)
+    args.swimlane = args.swimlane or args.open
     if args.list:
         print("\n".join(examples))
         return 0
@@ -51,14 +69,50 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
         if not names:
             print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
             return 2
-    failed = []
+    failed, written = [], []
     for name in names:
-        try:
-            examples[name](*extra)
-        except Exception:  # report every failing example, then exit non-zero
-            traceback.print_exc()
-            failed.append(name)
-            print(f"✗ {name} failed")
-        else:
-            print(f"✓ {name} passed")
+        with _run_folders(args.swimlane) as folders:
+            try:
+                examples[name](*extra)
+            except Exception:  # report every failing example, then exit non-zero
+                traceback.print_exc()
+                failed.append(name)
+                print(f"✗ {name} failed")
+            else:
+                print(f"✓ {name} passed")
+        for folder in folders:
+            print(f"wrote {folder}")
+        written += folders
+    if args.open:
+        _open_swimlane(written)
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _run_folders(swimlane: bool) -> Iterator[list[str]]:
+    """With `swimlane`, every kernel call inside writes its run folder; yields the list that
+    holds the new folders (in time order) once the block is done."""
+    folders: list[str] = []
+    if not swimlane:
+        yield folders
+        return
+    from pypto.frontend.options import options
+    pattern = os.path.join("output", "output_*")
+    before = set(glob.glob(pattern))
+    try:
+        # NOTE: an option scope around the example: every kernel inherits the debug modes
+        # (a kernel's own debug_options still win) and they end with the example
+        with options(debug_options=SWIMLANE_DEBUG_OPTIONS):
+            yield folders
+    finally:
+        # (the folder names are timestamps, so name order is time order)
+        folders += sorted(set(glob.glob(pattern)) - before)
+
+
+def _open_swimlane(folders: list[str]) -> None:
+    pages = [os.path.join(f, "swimlane.html") for f in folders
+             if os.path.isfile(os.path.join(f, "swimlane.html"))]
+    if not pages:
+        print("--open: no swimlane.html was written (no kernel ran)", file=sys.stderr)
+        return
+    webbrowser.open(Path(pages[-1]).resolve().as_uri())

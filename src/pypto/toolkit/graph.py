@@ -52,17 +52,24 @@ def _load(path: str) -> dict:
     return run
 
 
-def run(args: argparse.Namespace) -> int:
-    runs = [_load(args.output_dir)]
-    if args.diff:
-        runs.append(_load(args.diff))
+def write_graph_page(paths: list[str], output: str | None = None,
+                     source: bool = False) -> str:
+    """The page of one run (or two, side by side with the changes marked); its path.
+    Default place: OUTPUT_DIR/graph.html of the first run."""
+    runs = [_load(p) for p in paths]
+    if len(runs) == 2:
         diff_runs(runs[0], runs[1])
     title = " vs ".join(r["label"] for r in runs)
-    out = os.path.abspath(args.output or os.path.join(runs[0]["dir"], DEFAULT_NAME))
+    out = os.path.abspath(output or os.path.join(runs[0]["dir"], DEFAULT_NAME))
     try:
         with open(out, "w", encoding="utf-8") as f:
-            f.write(build_html(runs, f"graphs: {title}", source=args.source))
+            f.write(build_html(runs, f"graphs: {title}", source=source))
     except OSError as e:
         raise ToolkitError(f"{out}: cannot write ({e.strerror})") from None
-    print(out)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [args.output_dir] + ([args.diff] if args.diff else [])
+    print(f"wrote {write_graph_page(paths, args.output, args.source)}")
     return 0

@@ -18,7 +18,9 @@ import argparse
 import contextlib
 import io
 import os
+import pathlib
 import sys
+import webbrowser
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -211,7 +213,14 @@ def main(case: Case, argv: list[str] | None = None) -> int:
                         help="folder for the run folders and diff HTML (default: %(default)s)")
     parser.add_argument("--no-write", action="store_true",
                         help="only measure: write no swimlanes or HTML")
+    # the examples' flags: a case writes its swimlanes anyway, so --swimlane only says so
+    parser.add_argument("--swimlane", action="store_true",
+                        help="write each variant's run folder (the default; as the examples)")
+    parser.add_argument("--open", action="store_true",
+                        help="open the last variant's swimlane.html in the browser")
     args = parser.parse_args(argv)
+    if args.no_write and (args.swimlane or args.open):
+        parser.error("--no-write writes no swimlane: it excludes --swimlane and --open")
     result = run_case(case, args.out, write=not args.no_write)
     for m in result.measured:
         where = f"  -> {m.folder}" if m.folder else ""
@@ -228,4 +237,7 @@ def main(case: Case, argv: list[str] | None = None) -> int:
         print(f"  model note: {case.disagreement}")
     for f in result.failures:
         print(f"✗ numerics: {f}", file=sys.stderr)
+    if args.open and result.measured[-1].folder:
+        page = os.path.join(result.measured[-1].folder, "swimlane.html")
+        webbrowser.open(pathlib.Path(page).resolve().as_uri())
     return 1 if result.failures else 0

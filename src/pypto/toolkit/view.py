@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         page = write_view_page(run, out, title, graph=graph if graph.is_file() else None)
     except OSError as e:
         raise ToolkitError(f"{out}: cannot write: {e.strerror or e}") from None
-    print(f"{page}: {tasks} tasks on {lanes} lanes")
+    print(f"wrote {page} ({tasks} tasks on {lanes} lanes)")
     if args.open:
         webbrowser.open(page.resolve().as_uri())
     return 0
