@@ -22,7 +22,9 @@ Layout (shared/reference/swimlane_format.md section 1), kept as PyPTO writes it:
   `execution-hint` (average / max / min duration of the tasks of the same root function and
   leaf: the real samples carry one hint per subgraph, which is per root function only when the
   root has one leaf), `color` (the label), `taskId = (instance << 20) + call`, `seqNo`.
-* `s`/`f` flow pairs (cat = name = "machine-view-last-dep") for every resolved edge: `s` on the
+* `s`/`f` flow pairs (cat = name = "machine-view-last-dep") for every direct dependency (PyPTO
+  writes every resolved edge; we leave out an edge another path implies, which keeps each
+  task's last-finishing predecessor): `s` on the
   predecessor's lane 0.0001 us before its end (inside the slice, as PyPTO places it), `f`
   (`bp: "e"`) on the successor's lane at its start; flow ids continue after the X ids.
 * `C` counters on tid 1: `ReadyCount_AIV`, `ReadyCount_AIC` (only when cube tasks exist),
@@ -34,11 +36,11 @@ Our extensions (ignored by readers that only know PyPTO's keys):
 * AICPU lanes after the core lanes, `AICPU_CTRL` (thread 0) and `AICPU_SCHED_<k>` (thread k),
   lane numbers `aic + aiv + 1 + thread`, holding one X event per `AicpuRun`. Classify lanes by
   the full name (`AIC_<n>` vs `AICPU_...`), never by the prefix "AIC".
-* extra X args: `leaf`, `root`, `window`, `instance`, `call`, `core_type`, `core_index`,
-  `merge` (merge group ids), `cost` (per-task cost-model inputs), `l2_hit_bytes`, `hbm_bytes`,
-  `gm_reads` (`[storage, offsets, extents, bytes]` per GM read box: which block a task loads,
-  for the toolkit's repeated-load analysis), `sim_task_id`, `start_cycle`, `end_cycle` (exact,
-  for tools that work in cycles).
+* extra X args: `leaf`, `root`, `window`, `instance`, `call`, `core_type`,
+  `merge` (merge group ids), `cost` (the non-zero per-task cost-model inputs), `l2_hit_bytes`,
+  `hbm_bytes`, `gm_reads` (`[storage, offsets, extents, bytes]` per GM read box: which block a
+  task loads, for the toolkit's repeated-load analysis), `sim_task_id`. Cycles are ts x
+  `clock_mhz` (times are written to 1e-6 us, 1/555 of a cycle at 1.8 GHz).
 * counters `BusyCount_AIV` / `BusyCount_AIC`: cores running a task.
 * top-level `otherData` (a Trace Event Format field): generator, kernel, clock_mhz, aic, aiv.
 
