@@ -1,8 +1,11 @@
 """Shared test setup: every test runs in a scratch directory, so `output/` dumps never land in
-the checkout."""
+the checkout; `samples` is PyPTO's own swimlanes, kept in the repository (tests/data)."""
 import os
+from pathlib import Path
 
 import pytest
+
+PYPTO_SAMPLES = Path(__file__).parent / "data" / "pypto_samples"
 
 # Every kernel call in the suite (and in example subprocesses, which inherit the environment)
 # also runs the reference executor and requires the tile executor to agree with it.
@@ -23,3 +26,9 @@ def executor(request, monkeypatch):
     monkeypatch.delenv("OPENPTO_CHECK_EXECUTORS", raising=False)
     with pypto.options(runtime_options={"executor": request.param}):
         yield request.param
+
+
+@pytest.fixture
+def samples() -> Path:
+    """Real swimlanes written by PyPTO 0.2.0's simulator (see tests/data/pypto_samples/README.md)."""
+    return PYPTO_SAMPLES

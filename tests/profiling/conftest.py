@@ -1,4 +1,5 @@
-"""A small hand-built `SimResult` shared by the profiling tests, and the real PyPTO samples.
+"""A small hand-built `SimResult` shared by the profiling tests (PyPTO's samples are in
+tests/conftest.py).
 
 The run (clock 1000 MHz, so 1 us = 1000 cycles; 2 AIC + 4 AIV cores, 3 AICPU schedulers):
   t0 AIV core 0  window 0 instance 0 call 0  leaf vadd  1000 -> 3000
@@ -7,14 +8,10 @@ The run (clock 1000 MHz, so 1 us = 1000 cycles; 2 AIC + 4 AIV cores, 3 AICPU sch
   t3 AIV core 0  window 0 instance 1 call 0  leaf vexp 10000 -> 10500  pred t2
 plus four AICPU runs (control thread 0, scheduler threads 1 and 2).
 """
-from pathlib import Path
-
 import pytest
 
 from pypto.dtypes import DataType
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
-
-SAMPLES = Path(__file__).parents[3] / "shared" / "reference" / "samples"
 
 
 def make_result(shuffle: bool = False) -> SimResult:
@@ -50,13 +47,6 @@ def make_result(shuffle: bool = False) -> SimResult:
 @pytest.fixture
 def result() -> SimResult:
     return make_result()
-
-
-@pytest.fixture
-def samples() -> Path:
-    if not SAMPLES.is_dir():
-        pytest.skip(f"PyPTO samples not found at {SAMPLES}")
-    return SAMPLES
 
 
 @pytest.fixture

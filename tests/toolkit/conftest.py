@@ -1,55 +1,26 @@
-"""Headless Chromium for the toolkit's page tests, installed by the project if missing.
+"""The one browser every page test drives (test_view_page.py, test_graph_page.py).
 
-The browser is Debian's `chromium` (/usr/bin/chromium) driven by Python playwright. When it is
-missing and we run as root, the session tries `apt-get install -y chromium` once, as
-`.ci/run` does; if there is still no browser the browser tests FAIL, saying why. Set
-OPENPTO_SKIP_BROWSER_TESTS=1 to skip them explicitly instead. One browser serves the whole
-session; each test gets a fresh page whose console errors and uncaught exceptions fail it.
+Which browser, and the skip (or, under CI=true, failure) when there is none: _browser.py. No
+test installs anything. One browser serves the whole session; each test gets a fresh page whose
+console errors and uncaught exceptions fail it.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
-SAMPLES = Path(__file__).parents[3] / "shared" / "reference" / "samples"
-
-
-def _install_chromium() -> str:
-    """Try the apt install (root only); returns what happened, for the failure message."""
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "not root or no apt-get, so no install was attempted"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-        if done.returncode:
-            return f"`{' '.join(cmd)}` failed: {done.stderr.strip()[-300:]}"
-    return "apt-get install -y chromium ran"
+import _browser
 
 
 @pytest.fixture(scope="session")
 def browser():
-    if os.environ.get("OPENPTO_SKIP_BROWSER_TESTS") == "1":
-        pytest.skip("browser tests skipped: OPENPTO_SKIP_BROWSER_TESTS=1")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.fail("browser tests need the playwright Python package: "
-                    "pip install -e '.[dev]' (or set OPENPTO_SKIP_BROWSER_TESTS=1 to skip)")
-    note = ""
-    if not CHROMIUM.exists():
-        note = _install_chromium()
-    if not CHROMIUM.exists():
-        pytest.fail(f"browser tests need Debian's chromium at {CHROMIUM} ({note}); install it "
-                    "with `apt-get install -y chromium`, or set OPENPTO_SKIP_BROWSER_TESTS=1")
+        _browser.no_browser("the playwright Python package is missing: pip install -e '.[dev]'")
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        b = _browser.launch(p)
         yield b
         b.close()
 
@@ -87,10 +58,3 @@ def page(browser):
     yield p
     context.close()
     assert p.errors == [], f"console errors: {p.errors}"
-
-
-@pytest.fixture
-def samples() -> Path:
-    if not SAMPLES.is_dir():
-        pytest.skip(f"PyPTO samples not found at {SAMPLES}")
-    return SAMPLES

@@ -18,8 +18,9 @@ from pypto.toolkit.trace import load
 
 from _traces import build, task, write
 
-SAMPLES = Path("/work/shared/reference/samples")
-SAMPLE_FILES = sorted(glob.glob(str(SAMPLES / "*_merged_swimlane.json")))
+SAMPLES = Path(__file__).parents[1] / "data" / "pypto_samples"     # PyPTO 0.2.0's own files
+SAMPLE_FILES = [str(SAMPLES / f"{name}_merged_swimlane.json") for name in
+                ("softmax", "ffn_dynamic_gelu", "glm_moe_fusion", "ds32_sparse_flash_attention_quant")]
 
 
 def _cli_json(capsys, *argv):

@@ -1,7 +1,8 @@
 """The graph page in headless Chromium: what it draws equals the dumps, tasks and call ops link
 both ways, a diff marks the extra subgraphs, and a 20k-node graph stays responsive.
 
-Needs /usr/bin/chromium (Debian package `chromium`); set OPENPTO_SKIP_BROWSER_TESTS=1 to skip.
+The browser is conftest.py's `browser` fixture (skipped, saying how to install one, when there is
+none).
 """
 import argparse
 import json
@@ -12,24 +13,6 @@ import pytest
 
 from _graph_runs import run_exp_add, run_matmul_exp, run_softmax, write_chains
 from pypto.toolkit import graph
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if os.environ.get("OPENPTO_SKIP_BROWSER_TESTS") == "1":
-        pytest.skip("OPENPTO_SKIP_BROWSER_TESTS=1")
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} not found: `apt-get install -y chromium`, or set "
-                    "OPENPTO_SKIP_BROWSER_TESTS=1 to skip the browser tests")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
