@@ -23,6 +23,19 @@ def test_exit_codes_list_and_selection(capsys):
     assert "demo::test_ok\ndemo::test_bad" in out
 
 
+def test_default_runs_only_listed_ids(capsys):
+    """`default` limits the run without an id; a named slow example still runs; --list shows
+    every id."""
+    ran = []
+    examples = {"demo::small": lambda: ran.append("small"),
+                "demo::full": lambda: ran.append("full")}
+    assert run_examples(examples, None, [], default=["demo::small"]) == 0 and ran == ["small"]
+    assert run_examples(examples, None, ["full"], default=["demo::small"]) == 0
+    assert ran == ["small", "full"]
+    assert run_examples(examples, None, ["--list"], default=["demo::small"]) == 0
+    assert "demo::small\ndemo::full" in capsys.readouterr().out
+
+
 def test_setup_result_reaches_every_example():
     seen = []
     run_examples({"d::t": seen.append}, None, ["--run_mode", "npu"], setup=lambda m: m)

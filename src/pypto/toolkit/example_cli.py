@@ -40,9 +40,12 @@ def peek_run_mode(argv: list[str] | None = None) -> RunMode:
 
 def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
                  argv: list[str] | None = None,
-                 setup: Callable[[str], Any] | None = None) -> int:
+                 setup: Callable[[str], Any] | None = None,
+                 default: list[str] | None = None) -> int:
     """Parse the command line and run `examples` ({"file::test": fn}). With `setup`, its
-    result for the chosen run mode is passed to every example (e.g. the device)."""
+    result for the chosen run mode is passed to every example (e.g. the device). `default`
+    lists the ids run when none is named (all by default): slow ones, such as a model at full
+    size, then run only when named, and `--list` still shows them."""
     first = next(iter(examples), "file::test")
     parser = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0]
                                      if doc else None)
@@ -63,7 +66,7 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
         print("\n".join(examples))
         return 0
     extra = (setup(args.run_mode),) if setup is not None else ()
-    names = list(examples)
+    names = list(examples) if default is None else [n for n in examples if n in default]
     if args.example_id is not None:
         names = [n for n in examples if args.example_id in (n, n.split("::")[-1])]
         if not names:
