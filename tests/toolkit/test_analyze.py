@@ -49,6 +49,9 @@ def _check_against_raw(path, report):
     start = min(e["ts"] for e in core)
     end = max(e["ts"] + e["dur"] for e in core)
     assert report["span"]["us"] == pytest.approx(end - start, abs=1e-5)
+    last = max(e["ts"] + e["dur"] for e in xs)       # end-to-end: launch (0) to the last event
+    assert report["end_to_end"]["us"] == pytest.approx(last - min(0, *(e["ts"] for e in xs)),
+                                                       abs=1e-5)
     n_lanes = sum(1 for n in names.values() if re.match(r"AI[CV]_\d+$", n))
     util = 100 * sum(e["dur"] for e in core) / (n_lanes * (end - start))
     assert report["utilization_pct"]["all"] == pytest.approx(util, abs=1e-4)
@@ -155,7 +158,7 @@ def test_text_report_names_the_sections(tmp_path, capsys):
     path = write(tmp_path / "t.json", build([task("AIV_25", 0, 2)]))
     assert main(["analyze", str(path)]) == 0
     out = capsys.readouterr().out
-    for head in ("span (AIC/AIV", "Cores", "Critical path", "Leaves", "Advice"):
+    for head in ("kernel: 2.000 us", "end-to-end: 2.000 us", "Cores", "Critical path", "Leaves", "Advice"):
         assert head in out
     assert "idle lanes: AIC_1..AIC_24, AIV_26..AIV_72" in out
 

@@ -1,7 +1,8 @@
 """`pypto-toolkit analyze TRACE`: where the time of one run went, and what to change.
 
-Takes a parsed swimlane (ours or PyPTO's) → an `Analysis`: the span and utilisation PyPTO
-prints, per-core busy / idle with the bubbles before tasks split into waiting-for-schedule and
+Takes a parsed swimlane (ours or PyPTO's) → an `Analysis`: the kernel time (the AIC/AIV span,
+which PyPTO prints as "AICore End-to-End Time") and utilisation PyPTO prints, the end-to-end
+time (launch to the last event, AICPU included: the one meaning of "end-to-end" in OpenPTO), per-core busy / idle with the bubbles before tasks split into waiting-for-schedule and
 waiting-for-predecessor (`profiling.reports`, which reproduces PyPTO's bubble_analysis.log),
 the critical path, per-leaf statistics, and the advisor's findings (`toolkit.advisor`).
 Keeps: every number is computed from the trace alone, in time linear in the tasks up to a
@@ -89,8 +90,10 @@ class CriticalPath:
 class Analysis:
     source: str
     generator: str
-    span_start: float
-    span_end: float
+    span_start: float           # the kernel: first AIC/AIV task start ...
+    span_end: float             # ... to the last AIC/AIV task end
+    launch: float               # end-to-end: launch (time 0, or an earlier event) ...
+    last_event: float           # ... to the last end of any event, AICPU included
     tasks: dict[str, int]       # by lane kind, plus "total"
     flows: int
     windows: int
@@ -103,7 +106,14 @@ class Analysis:
 
     @property
     def span(self) -> float:
+        """The kernel time: what PyPTO's tool prints as "AICore End-to-End Time"."""
         return self.span_end - self.span_start
+
+    @property
+    def end_to_end(self) -> float:
+        """Launch to the last event: what our run summary, viewer header and diff call
+        end-to-end (the guide's E2E: the kernel plus device-task build and launch)."""
+        return self.last_event - self.launch
 
 
 # ----------------------------------------------------------------------------------------------
@@ -122,8 +132,11 @@ def analyze(data: SwimlaneData, source: str = "") -> Analysis:
         n = len(data.lanes_of(kind))
         busy = sum(t.dur for t in cores if data.lanes[t.lane].kind == kind)
         util[kind] = 100.0 * busy / (n * span) if n and span > 0 else 0.0
+    everything = data.tasks + data.aicpu
+    launch = min(0.0, min((t.start for t in everything), default=0.0))
+    last_event = max((t.end for t in everything), default=0.0)
     partial = Analysis(
-        source, data.generator, start, end,
+        source, data.generator, start, end, launch, last_event,
         {**dict(sorted(kinds.items())), "total": len(data.tasks)},
         sum(f.src is not None and f.dst is not None for f in data.flows),
         len({window_of(t) for t in cores}), len({instance_of(t) for t in cores}), util,
@@ -225,6 +238,7 @@ def to_json(a: Analysis) -> dict[str, Any]:
     return rounded({
         "schema": SCHEMA, "source": a.source, "generator": a.generator,
         "span": {"start_us": a.span_start, "end_us": a.span_end, "us": a.span},
+        "end_to_end": {"start_us": a.launch, "end_us": a.last_event, "us": a.end_to_end},
         "tasks": a.tasks, "flows": a.flows, "windows": a.windows, "instances": a.instances,
         "utilization_pct": a.utilization_pct,
         "lanes": [asdict(ln) for ln in a.lanes],
@@ -263,8 +277,10 @@ def format_text(a: Analysis) -> str:
     out = [f"Analysis of {a.source}" if a.source else "Analysis", f"  generator: {a.generator}"]
     kinds = ", ".join(f"{k.upper()} {n}" for k, n in a.tasks.items() if k != "total")
     u = a.utilization_pct
-    out += [f"  span (AIC/AIV, PyPTO's AICore End-to-End): {a.span:.3f} us "
-            f"({a.span_start:.3f} -> {a.span_end:.3f})",
+    out += [f"  kernel: {a.span:.3f} us ({a.span_start:.3f} -> {a.span_end:.3f}), the AIC/AIV "
+            "span (PyPTO prints it as \"AICore End-to-End Time\")",
+            f"  end-to-end: {a.end_to_end:.3f} us ({a.launch:.3f} -> {a.last_event:.3f}), "
+            "launch to the last event, AICPU included",
             f"  tasks: {a.tasks['total']} ({kinds}); {a.flows} dependency flows; "
             f"{a.windows} stitch window(s), {a.instances} root instance(s)",
             f"  AICore utilisation: {u['all']:.2f}% (AIC {u['aic']:.2f}%, AIV {u['aiv']:.2f}%)",
