@@ -49,3 +49,14 @@ def test_swimlane_flag_is_accepted_and_no_write_excludes_it(capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main(case, ["--no-write", "--swimlane"])
     assert e.value.code == 2 and "--no-write" in capsys.readouterr().err
+
+
+def test_written_run_folders_have_the_graph_tab(tmp_path: Path) -> None:
+    """Each variant's run folder holds the compile dumps, so its swimlane page has a Graph tab
+    (graph.html beside swimlane.html), and the case's diff page is written."""
+    result = run_case(_case("06_vec_tile_size.py"), str(tmp_path))
+    for m in result.measured:
+        folder = Path(m.folder)
+        assert (folder / "graph.html").is_file() and (folder / "swimlane.html").is_file()
+        assert list(folder.glob("After_*_ROOT.json")), sorted(p.name for p in folder.iterdir())
+    assert result.diff_html and Path(result.diff_html).is_file()

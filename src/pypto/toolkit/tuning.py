@@ -4,7 +4,8 @@ The tuning guide teaches each technique as "this kernel, changed like so, gets f
 `Case` holds the variants of one technique (`before` first, `after` last, a sweep in between),
 the metric the guide names, and the published figure if there is one. `run_case` runs every
 variant once with fresh inputs, checks its numbers against the variant's torch golden, writes
-its run folder (`merged_swimlane.json`, reports, program) under `output/tuning/<case>/`,
+its run folder (`merged_swimlane.json`, reports, program, the compile dumps and so the
+viewer's Graph tab) under `output/tuning/<case>/`,
 writes the diff HTML of before vs after (through `pypto-toolkit diff`), and returns the
 measurements plus a one-line verdict. `main` is the command line the scripts in
 `examples/tuning/` share; `benchmarks/tuning_cases.py` runs them all into a table.
@@ -43,11 +44,11 @@ METRICS = {
 @dataclass
 class Variant:
     """One version of the kernel: `run()` calls it on fresh inputs and returns
-    `(runs, check)`: `runs` holds `(kernel.last_run, kernel.last_program)` of each call (one
-    per input size), `check()` asserts the outputs against the torch golden."""
+    `(runs, check)`: `runs` holds `(kernel.last_run, kernel.last_program,
+    kernel.last_compiled)` of each call (one per input size), `check()` asserts the outputs against the torch golden."""
 
     name: str
-    run: Callable[[], tuple[list[tuple[Any, Any]], Callable[[], None]]]
+    run: Callable[[], tuple[list[tuple[Any, Any, Any]], Callable[[], None]]]
     description: str = ""
 
 
@@ -60,14 +61,14 @@ def checked(name: str, kernel: Any, inputs: Callable[[], tuple] | list[Callable[
     over the calls."""
     makers = inputs if isinstance(inputs, list) else [inputs]
 
-    def run() -> tuple[list[tuple[Any, Any]], Callable[[], None]]:
+    def run() -> tuple[list[tuple[Any, Any, Any]], Callable[[], None]]:
         import torch
         calls, runs = [], []
         for make in makers:
             args = make()
             kernel(*args)
             calls.append(args)
-            runs.append((kernel.last_run, kernel.last_program))
+            runs.append((kernel.last_run, kernel.last_program, kernel.last_compiled))
 
         def check() -> None:
             for args in calls:
@@ -173,6 +174,7 @@ def _fmt(value: float, unit: str) -> str:
 def run_case(case: Case, out_root: str = os.path.join("output", "tuning"),
              write: bool = True) -> CaseResult:
     """Run every variant of `case`; see the module docstring."""
+    from pypto.passes.dump import dump_compiled
     from pypto.profiling.output import write_run
     measured, failures = [], []
     for v in case.variants:
@@ -181,10 +183,13 @@ def run_case(case: Case, out_root: str = os.path.join("output", "tuning"),
             check()
         except AssertionError as e:
             failures.append(f"{v.name}: {str(e).splitlines()[0]}")
-        m = measure(v.name, [result for result, _ in runs])
+        m = measure(v.name, [result for result, _, _ in runs])
         if write:   # the swimlane of the last (for size sweeps: the largest) call
             m.folder = os.path.join(out_root, case.slug, _safe(v.name))
-            write_run(runs[-1][0], runs[-1][1], m.folder)
+            result, program, compiled = runs[-1]
+            # the compile dumps first: with them the run folder gets graph.html (Graph tab)
+            dump_compiled(compiled, m.folder)
+            write_run(result, program, m.folder)
         measured.append(m)
     holds, text = (case.verdict or (lambda r: default_verdict(case, r)))(measured)
     diff_html = _write_diff(measured[0], measured[-1], out_root, case) if write else None
