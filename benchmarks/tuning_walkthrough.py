@@ -89,17 +89,21 @@ def make_kernel(step: Step):
 
 
 def screenshot(html: Path, png: Path) -> bool:
-    """A 1400x800 picture of the viewer page (headless Chromium); False if none is available."""
+    """A 1400x800 picture of the viewer page (headless Chromium, found as the page tests find
+    it: pypto.toolkit.browser); False, saying why, if none is available."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
+        print("no screenshots: the playwright package is missing (pip install -e '.[dev]')",
+              file=sys.stderr)
         return False
-    if not Path("/usr/bin/chromium").exists():
-        return False
+    from pypto.toolkit.browser import INSTALL_HINT, launch_headless
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run", "--disable-sync"])
+        browser, reasons = launch_headless(p)
+        if browser is None:
+            print(f"no screenshots: no browser ({'; '.join(reasons)}); {INSTALL_HINT}",
+                  file=sys.stderr)
+            return False
         page = browser.new_page(viewport={"width": 1400, "height": 800})
         page.goto(html.resolve().as_uri())
         page.wait_for_timeout(800)
