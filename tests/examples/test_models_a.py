@@ -82,3 +82,62 @@ def test_attention_rejects_an_unknown_loop_order(attn):
     import pypto
     with pytest.raises(pypto.PyptoError, match="order must be one of"):
         attn.build(order="heads_outer")
+
+
+# ---- GLM-4.5 MoE routing -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def moe():
+    return _load("moe_routing")
+
+
+def _cross_instance_preds(run) -> int:
+    """How many dependencies join tasks of different root instances."""
+    where = {r.task.id: (r.task.window, r.task.instance) for r in run.tasks}
+    return sum(where[p] != where[r.task.id] for r in run.tasks for p in r.task.preds)
+
+
+@pytest.mark.parametrize("cast", ["shared", "per_block", "none"])
+def test_routing_matches_golden_with_a_short_last_block(moe, cast):
+    """Top-8 experts by biased sigmoid score, weighted by the unbiased scores, normalised and
+    scaled by 2.5; 40 tokens = blocks of 16, 16 and 8; one compile for two token counts."""
+    kernel = moe.build(cast)
+    for tokens in (40, 5):
+        args = moe.inputs(tokens, seed=tokens)
+        kernel(*args)
+        moe.check(*args)
+    assert kernel.compile_count == 1
+
+
+def test_routing_bias_chooses_but_does_not_weigh(moe):
+    """The inputs' bias changes some choices, and the weights are the unbiased scores."""
+    x, w, bias, *_ = moe.inputs(40)
+    weights, ids = moe.golden(x, w, bias)
+    unbiased_ids = torch.topk(torch.sigmoid(x.float() @ w.float().t()), 8, -1).indices
+    assert not torch.equal(ids, unbiased_ids)
+    assert torch.allclose(weights.sum(-1), torch.full((40,), 2.5))
+
+
+def test_routing_cast_knob_cuts_the_shared_dependency(moe):
+    """One shared cast is a root of its own whose tasks every token block waits for; a cast
+    per block adds cast tasks to every block and leaves the blocks independent."""
+    shared = moe.run(40, "shared").last_run
+    per_block = moe.run(40, "per_block").last_run
+    assert shared.stats["instances"] == 4 and per_block.stats["instances"] == 3
+    assert _cross_instance_preds(shared) > 0 and _cross_instance_preds(per_block) == 0
+    more = moe.run(56, "per_block").last_run.stats["tasks"] - per_block.stats["tasks"]
+    assert more > moe.run(56, "shared").last_run.stats["tasks"] - shared.stats["tasks"]
+
+
+def test_routing_without_a_cast_has_one_task_per_step(moe):
+    """BF16 operands straight into the cube: no cast tasks, so far fewer tasks per block than
+    with a cast of the [160, 5120] weight, and the blocks stay independent."""
+    none = moe.run(40, "none").last_run
+    assert none.stats["tasks"] < moe.run(40, "per_block").last_run.stats["tasks"] / 4
+    assert _cross_instance_preds(none) == 0
+
+
+def test_routing_rejects_an_unknown_cast(moe):
+    import pypto
+    with pytest.raises(pypto.PyptoError, match="cast must be one of"):
+        moe.build("twice")
