@@ -55,11 +55,10 @@ def test_bad_input_names_the_file(tmp_path, capsys):
 
 
 def test_html_output(tmp_path, capsys):
-    pytest.importorskip("pypto.toolkit.viewer", reason="the viewer is not in this tree yet")
-    from pypto.toolkit import viewer
-    if not hasattr(viewer, "render_diff_html"):
-        pytest.skip("the viewer has no render_diff_html yet")
+    """-o writes the viewer's diff page (its layout is test_view_page_layout.py's) and says so."""
     pa, pb = _pair(tmp_path)
     out = tmp_path / "diff.html"
     assert main(["diff", str(pa), str(pb), "-o", str(out)]) == 0
-    assert out.exists() and "span_us" in out.read_text()
+    assert f"wrote {out}" in capsys.readouterr().out
+    page = out.read_text()
+    assert '"mode":"diff"' in page and "span_us" in page

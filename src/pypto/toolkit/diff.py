@@ -4,7 +4,8 @@ Takes two traces (files or run folders, ours or PyPTO's) → their `analyze.Anal
 dict: `totals` (name -> {a, b, delta, ratio}), `leaves` (one row per leaf function, paired by
 the stable leaf key of `toolkit.identity`, the biggest change in total time first) and
 `critical_path` (both chains). The same dict is printed as text, as JSON (`--json`), or handed
-to the viewer's `render_diff_html` (`-o`), which renders totals and leaf rows generically.
+to the viewer's `render_diff_html` (`-o`): both swimlanes stacked under the kernel / end-to-end /
+tasks / utilisation comparison, the critical paths and the leaf rows as tables.
 """
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
+from pypto.dtypes import DataType
 from pypto.profiling.run_columns import RunColumns
 from pypto.profiling.swimlane import SwimlaneData
 from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
@@ -125,8 +126,15 @@ def _graph_src(graph: str | os.PathLike | None, out: Path) -> str | None:
         return graph.as_uri()
 
 
+def _dtype_names() -> dict[str, str]:
+    """PyPTO's dtype codes (as in a trace's operand hints) -> the names a reader knows: 7 ->
+    "FP32", 8 -> "BF16"; the details panel decodes operands with it."""
+    return {str(int(d)): d.name.removeprefix("DT_") for d in DataType}
+
+
 def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) -> Path:
     """Write the page for `data` (the "runs"/"report"/"graph" object the scripts read)."""
+    data = {**data, "dtypes": _dtype_names()}
     parts = {"TITLE": [html.escape(title)], "CSS": [_asset("viewer.css")],
              "JS": ["\n".join(_asset(name) for name in _SCRIPTS)], "DATA": _json_pieces(data)}
     out = Path(out_path)
@@ -164,9 +172,10 @@ def write_view_page(run: dict[str, Any], out_path: str | os.PathLike, title: str
 
 def render_diff_html(trace_a: SwimlaneData, trace_b: SwimlaneData, report: dict,
                      out_path: str | os.PathLike, titles: tuple[str, str] = ("A", "B")) -> Path:
-    """Two runs stacked on one time axis, under a panel rendering `report` (a JSON-able dict:
-    a "totals" dict of name -> {a, b, delta, ratio}, a "leaves" list of row dicts, and any
-    other key shown as a JSON block)."""
+    """Two runs stacked on one time axis, under a panel rendering `report` (`diff.compare`'s
+    dict: the two runs' kernel / end-to-end / tasks / utilisation compared first, then the
+    "critical_path" pair and the "leaves" rows as tables, the "totals" dict of name -> {a, b,
+    delta, ratio} and any other key (as JSON) folded under "more"; "schema" is not shown)."""
     data = {"mode": "diff", "runs": [pack(trace_a, titles[0]), pack(trace_b, titles[1])],
             "report": report, "graph": None}
     return write_page(data, out_path, f"{titles[0]} vs {titles[1]}")

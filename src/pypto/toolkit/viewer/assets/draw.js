@@ -8,19 +8,32 @@ const OVERVIEW_H = 14;
 const RULER_H = 24;
 const HEADER_H = OVERVIEW_H + RULER_H;
 const LANE_H = 16;
+const MIN_LANE_H = 2;           // lanes squeezed to fit several runs on one screen
 const GROUP_H = 18;
 const MAX_OUTLINES = 5000;
 const MAX_ARROWS = 3000;
 const CORE_COLORS = { aic: "#e2873b", aiv: "#4a8fd9", hub: "#9aa3ad", fake: "#c2c7ce",
                       aicpu: "#8e6bbf", other: "#3aa59b" };
 
-// header rows per (run, group) and lane rows under the expanded ones; y is in content space
+// header rows per (run, group) and lane rows under the expanded ones; y is in content space.
+// With several runs stacked (a diff) the lanes get thinner, down to MIN_LANE_H, so every run
+// shows on the first screen; collapsing a group gives the others more height.
 function layoutRows(M, S) {
   const groups = new Map();
+  let expanded = 0;
   M.lanes.forEach((ln) => {
     const key = ln.run + ":" + KIND_GROUP[ln.kind];
     groups.set(key, (groups.get(key) || 0) + 1);
+    if (!S.collapsed.has(key)) expanded++;
   });
+  S.laneH = LANE_H;
+  if (M.runs.length > 1 && expanded) {
+    const free = S.H - HEADER_H - groups.size * GROUP_H;
+    // (a fraction of a pixel too: the canvas blends it, and the last run still fits)
+    // (in 1/8 px steps, so the sum of the rows never rounds past the canvas)
+    S.laneH = Math.max(MIN_LANE_H, Math.min(LANE_H, Math.floor((8 * free) / expanded) / 8));
+  }
+  const laneH = S.laneH;
   const rows = [];
   const laneRow = new Int32Array(M.lanes.length).fill(-1);
   let y = 0;
@@ -37,8 +50,8 @@ function layoutRows(M, S) {
     }
     if (!S.collapsed.has(key)) {
       laneRow[l] = rows.length;
-      rows.push({ type: "lane", lane: l, y, h: LANE_H });
-      y += LANE_H;
+      rows.push({ type: "lane", lane: l, y, h: laneH });
+      y += laneH;
     }
   });
   S.rows = rows;
@@ -52,7 +65,13 @@ function hsl(ordinal, sat, light) {
 
 // per-task palette index for a colour mode, the palette (normal and dimmed) and the legend
 function computeColors(M, mode) {
-  const keys = mode === "core" ? M.kind : M[mode];
+  let keys = mode === "core" ? M.kind : M[mode];
+  if (mode !== "core" && M.runs.length > 1) {
+    // each run has its own string table: key by the text, so a leaf has one colour in both
+    const first = new Map();
+    const canon = M.strings.map((t, k) => (first.has(t) ? first.get(t) : (first.set(t, k), k)));
+    keys = keys.map((k) => (k >= 0 && k < canon.length ? canon[k] : k));
+  }
   const freq = new Map();
   for (let i = 0; i < M.n; i++) freq.set(keys[i], (freq.get(keys[i]) || 0) + 1);
   const ordered = [...freq.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
@@ -129,12 +148,14 @@ function drawFrame(M, S) {
     ctx.beginPath();
     ctx.rect(LABEL_W, Math.max(y, HEADER_H), W - LABEL_W, row.h);
     ctx.clip();
-    drawLaneTasks(M, S, ctx, row.lane, y, k);
+    drawLaneTasks(M, S, ctx, row.lane, y, k, row.h);
     ctx.restore();
     ctx.fillStyle = "#f0f2f5";
     ctx.fillRect(0, y, LABEL_W, row.h);
-    ctx.fillStyle = "#394150";
-    ctx.fillText(M.lanes[row.lane].name, 14, y + row.h / 2);
+    if (row.h >= 10) {
+      ctx.fillStyle = "#394150";
+      ctx.fillText(M.lanes[row.lane].name, 14, y + row.h / 2);
+    }
   }
   ctx.save();
   ctx.beginPath();
@@ -148,8 +169,15 @@ function drawFrame(M, S) {
   drawOverview(S, ctx);
 }
 
-function drawLaneTasks(M, S, ctx, l, y, k) {
+// the box of a task in a lane row of height h: inset 2 px, or less on a thin lane
+function boxInset(h) {
+  return h >= 10 ? 2 : h >= 5 ? 1 : 0;
+}
+
+function drawLaneTasks(M, S, ctx, l, y, k, h) {
   const { t0, t1 } = S;
+  const inset = boxInset(h);
+  const boxH = h - 2 * inset;
   const colors = S.colors;
   const mark = S.mark;
   const end = M.laneOff[l + 1];
@@ -159,7 +187,7 @@ function drawLaneTasks(M, S, ctx, l, y, k) {
   const flush = () => {
     if (runColor === null) return;
     ctx.fillStyle = runColor;
-    ctx.fillRect(runX0, y + 2, Math.max(1, runX1 - runX0), LANE_H - 4);
+    ctx.fillRect(runX0, y + inset, Math.max(1, runX1 - runX0), boxH);
     runColor = null;
   };
   for (let p = lowerBound(M, l, t0 - M.lanes[l].maxDur); p < end; p++) {
@@ -187,13 +215,13 @@ function drawLaneTasks(M, S, ctx, l, y, k) {
     flush();
     const w = x1 - x0;
     ctx.fillStyle = color;
-    ctx.fillRect(x0, y + 2, w > 4 ? w - 1 : w, LANE_H - 4);
-    if (w > 40) {
+    ctx.fillRect(x0, y + inset, w > 4 ? w - 1 : w, boxH);
+    if (w > 40 && h >= 10) {
       const text = M.strings[M.name[i]];
       const chars = Math.floor((w - 6) / 5.5);
       ctx.fillStyle = mark && !mark[i] ? "#9aa1ad" : "#10141c";
       ctx.fillText(text.length > chars ? text.slice(0, Math.max(0, chars - 1)) + "\u2026" : text,
-                   Math.max(x0, LABEL_W) + 3, y + LANE_H / 2);
+                   Math.max(x0, LABEL_W) + 3, y + h / 2);
     }
   }
   flush();
@@ -205,7 +233,9 @@ function taskBox(M, S, i) {
   const k = plotScale(S);
   const x0 = LABEL_W + (M.start[i] - S.t0) * k;
   const x1 = LABEL_W + (M.start[i] + M.dur[i] - S.t0) * k;
-  return { x0, x1: Math.max(x1, x0 + 1), y: rowY(S, S.rows[r]) + 2, h: LANE_H - 4 };
+  const row = S.rows[r];
+  const inset = boxInset(row.h);
+  return { x0, x1: Math.max(x1, x0 + 1), y: rowY(S, row) + inset, h: row.h - 2 * inset };
 }
 
 function strokeTask(M, S, ctx, i, color, width) {

@@ -11,7 +11,7 @@ const S = {
   scrollY: 0, collapsed: new Set(), rows: [], laneRow: null, contentH: 0,
   colors: null, mark: null, cone: null, graphMark: null, selected: -1, depth: 1,
   search: { q: "", matches: [], cur: -1 }, range: null, dragRange: null, drag: null,
-  frames: 0, pending: false,
+  frames: 0, pending: false, rawArgs: false, laneH: LANE_H,
 };
 
 function fullExtent() {
@@ -43,6 +43,7 @@ function resize() {
   S.H = Math.max(1, wrap.clientHeight);
   canvas.width = Math.round(S.W * S.dpr);
   canvas.height = Math.round(S.H * S.dpr);
+  if (DATA.mode === "diff") layoutRows(M, S);     // (the lanes' height fits the canvas)
   clampScroll();
   requestDraw();
 }
@@ -119,7 +120,8 @@ function select(i, opts) {
   S.selected = i;
   S.cone = i >= 0 ? dependencyCone(M, i, S.depth) : null;
   updateMark();
-  renderDetails(M, $("panel-details"), i, (j) => select(j, { reveal: true }));
+  renderDetails(M, $("panel-details"), i, (j) => select(j, { reveal: true }), S.rawArgs,
+                setRawArgs, DATA.dtypes);
   if (i >= 0) {
     showPanel("details");
     if (opts && opts.reveal) reveal(i);
@@ -127,11 +129,18 @@ function select(i, opts) {
   }
 }
 
+function setRawArgs(raw) {
+  S.rawArgs = !!raw;
+  renderDetails(M, $("panel-details"), S.selected, (j) => select(j, { reveal: true }), S.rawArgs,
+                setRawArgs, DATA.dtypes);
+}
+
 function showPanel(name) {
   for (const b of document.querySelectorAll(".side-tab")) {
     b.classList.toggle("active", b.dataset.panel === name);
   }
   for (const p of ["details", "range", "lanestats", "legend"]) $("panel-" + p).hidden = p !== name;
+  fitNames($("panel-" + name));
 }
 
 function setColorBy(mode) {
@@ -405,7 +414,16 @@ layoutRows(M, S);
 renderSummary(M, $("summary"));
 renderLaneStats(M, $("panel-lanestats"), scrollToLane);
 setColorBy("leaf");
-if (DATA.mode === "diff") renderReport($("report"), DATA.report, M.runs.map((r) => r.title));
+if (DATA.mode === "diff") {
+  // (the report's summary compares the two runs' header figures, so the header drops them)
+  renderReport($("report"), DATA.report, M);
+  $("summary").hidden = true;
+  fitNames($("report"));
+  new ResizeObserver(() => fitNames($("report"))).observe($("report"));
+}
+new ResizeObserver(() => {
+  for (const p of document.querySelectorAll("#side .panel:not([hidden])")) fitNames(p);
+}).observe($("side"));
 if (DATA.graph) {
   $("tab-graph").hidden = false;
   $("graph-frame").src = DATA.graph;
@@ -448,6 +466,14 @@ window.openpto = {
   selectTask: (i) => { select(i, { reveal: true }); return taskInfo(i); },
   selectTaskByName: (name) => { const i = findTask(name); select(i, { reveal: true }); return i; },
   selected: () => taskInfo(S.selected),
+  setRawArgs: (raw) => setRawArgs(raw),
+  // the lane-group header rows and whether each is inside the canvas's visible part
+  groups: () => S.rows.filter((r) => r.type === "group").map((r) => {
+    const y = rowY(S, r);
+    return { label: r.label, key: r.key, run: M.runs[Number(r.key.split(":")[0])].title,
+             y, h: r.h, visible: y >= HEADER_H && y + r.h <= S.H };
+  }),
+  laneHeight: () => S.laneH,
   setDepth: (d) => { $("depth").value = d; $("depth").dispatchEvent(new Event("change")); },
   highlighted: () => {
     const out = [];
