@@ -183,6 +183,7 @@ def test_diff_mode(page, samples, own_run, tmp_path):
     assert page.page.get_by_test_id("summary-run").count() == 2
     assert page.page.get_by_test_id("report-total-row").count() == 1
     assert page.page.get_by_test_id("report-leaf-row").count() == 1
+    page.page.get_by_text("more: every total").click()     # (unknown keys fold away)
     assert "<b>not bold</b>" in page.page.get_by_test_id("report-json").inner_text()
     stats = page.js("openpto.rangeSelect(0, 20)")
     assert [s["run"] for s in stats["runs"]] == ["pypto", "ours"]
