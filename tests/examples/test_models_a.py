@@ -141,3 +141,41 @@ def test_routing_rejects_an_unknown_cast(moe):
     import pypto
     with pytest.raises(pypto.PyptoError, match="cast must be one of"):
         moe.build("twice")
+
+
+# ---- SwiGLU FFN --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ffn():
+    return _load("swiglu_ffn")
+
+
+@pytest.mark.parametrize("split_k", [False, True])
+def test_ffn_matches_golden_with_a_short_last_block(ffn, split_k):
+    """(silu(x·Wg) * (x·Wu))·Wd with BF16 in/out and FP32 sums, 40 tokens in blocks of 16
+    (the last 8) and 5 tokens; one compile for both."""
+    kernel = ffn.build(256, 768, ffn.Tiles(split_k_down=split_k))
+    for tokens in (40, 5):
+        x, wg, wu, wd, out = ffn.inputs(ffn.Shape(tokens, 256, 768), seed=tokens)
+        kernel(x, wg, wu, wd, out)
+        torch.testing.assert_close(out, ffn.golden(x, wg, wu, wd), atol=ffn.ATOL, rtol=ffn.RTOL)
+    assert kernel.compile_count == 1
+
+
+def test_ffn_split_k_splits_the_down_matmul(ffn):
+    """K = 768 in kL1 chunks of 512: split-K makes two cube tasks for the one [16, 256] down
+    output tile; the add that combines them fuses into the vector task of the output cast."""
+    shape = ffn.Shape(16, 256, 768)                      # one block
+    plain = ffn.run(shape, ffn.DECODE).last_run.stats
+    split = ffn.run(shape, ffn.DECODE_SPLIT_K).last_run.stats
+    assert split["tasks_aic"] == plain["tasks_aic"] + 1
+    assert split["tasks_aiv"] == plain["tasks_aiv"]
+
+
+def test_ffn_token_block_sets_the_instances(ffn):
+    """One root instance per token block: 40 tokens are 3 blocks of 16 or 2 of 32."""
+    shape = ffn.Shape(40, 256, 768)
+    wide = ffn.Tiles(block=32, vec=(32, 256), cube_up=((32, 32), (128, 256), (256, 256)),
+                     cube_down=((32, 32), (128, 256), (256, 256)))
+    assert ffn.run(shape).last_run.stats["instances"] == 3
+    assert ffn.run(shape, wide).last_run.stats["instances"] == 2
