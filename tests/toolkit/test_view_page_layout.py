@@ -8,6 +8,7 @@ test on any console error).
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -93,8 +94,12 @@ def test_range_leaf_table_fits_the_panel(page, multi_leaf_html, width):
     names = page.js("""[...document.querySelectorAll('[data-testid=range-leaf-row] td:first-child')]
                        .map(td => [td.textContent, td.title])""")
     assert sorted(title for _, title in names) == sorted(LEAVES)
+    prefix = page.page.get_by_test_id("range-leaf-prefix").inner_text()
+    assert "TENSOR_LOOP_KV_Unroll1_" in prefix           # (said once, above the table)
     for text, title in names:
-        assert text == title or ("\u2026" in text and title.endswith(text.split("\u2026")[1]))
+        head, _, tail = text.partition("\u2026")
+        assert title.endswith(tail) and head in title.removeprefix("TENSOR_LOOP_KV_Unroll1_")
+        assert re.search(r"leaf\d$", text)                 # the distinguishing end is kept
     heads = page.js("""[...document.querySelectorAll('[data-testid=range-leaves] th')]
                        .map(th => [th.textContent, th.title])""")
     assert [h for h, _ in heads] == ["leaf", "tasks", "busy \u00b5s", "%", "avg \u00b5s"]

@@ -272,6 +272,16 @@ const RANGE_LEAF_COLS = [
   { head: "avg \u00b5s", title: "mean duration of these tasks, whole tasks (us)", width: "5.2em", num: true },
 ];
 
+// the prefix every name shares, up to its last "_" (PyPTO's leaves: TENSOR_LOOP_KV_Unroll1_...),
+// when dropping it leaves room for the parts that tell them apart; "" otherwise
+function commonPrefix(names) {
+  if (names.length < 2) return "";
+  let p = names[0];
+  for (const n of names) while (!n.startsWith(p)) p = p.slice(0, -1);
+  p = p.slice(0, p.lastIndexOf("_") + 1);
+  return p.length >= 8 && names.every((n) => n.length > p.length) ? p : "";
+}
+
 function renderRange(M, box, statsPerRun) {
   box.replaceChildren();
   for (const st of statsPerRun) {
@@ -285,8 +295,14 @@ function renderRange(M, box, statsPerRun) {
     box.append(el("p", { class: "hint" },
       "Per leaf: tasks overlapping the range, their busy time inside it and its share, their mean duration."));
     const total = st.leaves.reduce((a, r) => a + r.busy, 0);
+    const prefix = commonPrefix(st.leaves.map((r) => r.leaf || ""));
+    if (prefix) {
+      box.append(el("p", { class: "hint", "data-testid": "range-leaf-prefix" },
+        "Leaf names below without their common start ", el("code", {}, prefix), "."));
+    }
     box.append(fitTable(RANGE_LEAF_COLS, st.leaves.map((r) => [
-      { v: r.leaf || "(none)", title: r.leaf || "(no leaf function)", mid: true }, r.count, usNum(r.busy),
+      { v: r.leaf ? r.leaf.slice(prefix.length) : "(none)", title: r.leaf || "(no leaf function)", mid: true },
+      r.count, usNum(r.busy),
       total > 0 ? (100 * r.busy / total).toFixed(1) : "-", usNum(r.avg)]),
       "range-leaves", () => ({ "data-testid": "range-leaf-row" })));
   }
