@@ -83,3 +83,79 @@ def test_matmul_l2_loops_make_one_instance_per_view_pair(matmul, matmul_runs):
 def test_matmul_views_must_divide_the_output(matmul):
     with pytest.raises(ValueError, match="must divide"):
         matmul.make_kernel(replace(matmul.REDUCED, m_view=1000, n_view=1024))
+
+
+# ---- Gated DeltaNet --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gdn():
+    return _module("gated_deltanet")
+
+
+@pytest.fixture(scope="module")
+def gdn_runs(gdn):
+    """The variants at the reduced size (1 x 2 heads x 256 tokens), each checked against the
+    float64 token-by-token recurrence by run()."""
+    names = ("prefill", "chunk64", "inverse_16x16", "inverse_16x64")
+    return {name: gdn.run(gdn.VARIANTS[name](gdn.REDUCED)) for name in names}
+
+
+def _by_root(run, fragment: str) -> Counter:
+    """Tasks per (window, instance) of the roots whose name holds `fragment`."""
+    return Counter((r.task.window, r.task.instance) for r in run.tasks
+                   if fragment in r.task.root)
+
+
+def test_gdn_reduced_matches_the_recurrent_golden(gdn_runs):
+    """Chunk 128 and chunk 64 (and both inverse tilings) give the recurrence's o and final
+    state to FP32 accuracy (run() asserts rtol 1e-4, atol 1e-5 against float64)."""
+    assert set(gdn_runs) == {"prefill", "chunk64", "inverse_16x16", "inverse_16x64"}
+
+
+def test_gdn_chunk_128_halves_the_chunk_instances(gdn, gdn_runs):
+    """Chunk 128 with TileShape [128, 128]: half the chunk-loop instances of chunk 64 and
+    fewer tasks (each [chunk, 128] op is one tile either way)."""
+    c128, c64 = gdn_runs["prefill"].last_run, gdn_runs["chunk64"].last_run
+    chunks = gdn.REDUCED.pairs * gdn.REDUCED.seq
+    assert len(_by_root(c128, "LOOP_CHUNK")) == chunks // 128 == 4
+    assert len(_by_root(c64, "LOOP_CHUNK")) == chunks // 64 == 8
+    assert c128.stats["tasks"] < c64.stats["tasks"]
+
+
+def test_gdn_inverse_tiles_set_the_row_update_subgraphs(gdn_runs):
+    """The row recurrence on the diagonal blocks side by side ([16, 128]) is 8 isomorphic
+    [16, 16] subgraphs per chunk, 2 of [16, 64], or one of [16, 128]."""
+    for name, per_chunk in (("inverse_16x16", 8), ("inverse_16x64", 2), ("prefill", 1)):
+        kernel = gdn_runs[name]
+        rows = [r.task for r in kernel.last_run.tasks if r.task.label == "block_inverse"
+                and r.task.core == "AIV"]
+        assert len(rows) == 4 * per_chunk, name
+        assert len({t.leaf for t in rows}) == 1, name        # one leaf: isomorphic
+        calls = [call for root in kernel.last_compiled.roots.values() for call in root.calls
+                 if call.leaf.name == rows[0].leaf]
+        shapes = {tuple(op.output.shape) for call in calls for op in call.ops}
+        assert shapes == {(16, 128 // per_chunk), (1, 128 // per_chunk)}, name
+
+
+def test_gdn_stitch_sets_the_windows(gdn):
+    """stitch_function_max_num caps the root instances of a window."""
+    few = gdn.run(replace(gdn.REDUCED, stitch=2), check=False).last_run
+    assert few.stats["instances"] == 6 and few.stats["windows"] == 3
+
+
+def test_gdn_unroll_16_makes_one_instance_per_16_chunks(gdn):
+    """unroll_list=[16] on the chunk loop: one root instance runs 16 chunks (16x the calls),
+    the same tasks in all; numerics unchanged."""
+    base = replace(gdn.REDUCED, heads=1, chunk=32, inv_blocks=2)
+    plain = gdn.run(replace(base, seq=16 * 32)).last_run
+    unrolled = gdn.run(gdn.VARIANTS["unroll16"](base)).last_run
+    assert len(_by_root(plain, "LOOP_CHUNK")) == 16
+    assert len(_by_root(unrolled, "LOOP_CHUNK_Unroll16")) == 1
+    assert unrolled.stats["tasks"] == plain.stats["tasks"]
+
+
+def test_gdn_config_errors_name_the_knob(gdn):
+    with pytest.raises(ValueError, match="unroll 16 must divide"):
+        gdn.make_kernel(replace(gdn.REDUCED, unroll=16))
+    with pytest.raises(ValueError, match="inv_blocks 3"):
+        gdn.make_kernel(replace(gdn.REDUCED, inv_blocks=3))

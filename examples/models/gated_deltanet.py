@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Gated DeltaNet chunked prefill (Qwen3-Next's linear attention), our own chunked WY kernel.
+
+Sources of the math and the shapes:
+- the gated delta rule S_t = S_{t-1} (a_t (I - b_t k_t k_t^T)) + b_t v_t k_t^T, o_t = S_t q_t:
+  Yang, Kautz, Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule",
+  arXiv 2412.06464 (ICLR 2025); we keep the state transposed, S [Dk, Dv], as the public
+  implementations do;
+- the chunked form (WY representation, UT transform T = (I + A)^-1 of the strictly lower
+  A = diag(b) K K^T * Gamma): Yang et al., "Parallelizing Linear Transformers with the Delta
+  Rule over Sequence Length", NeurIPS 2024 (arXiv 2406.06484), with the decay matrix
+  Gamma[i, j] = exp(gamma_i - gamma_j) of the gated paper (gamma = cumsum of log-decay g);
+- the size B = 2, T = 8192, H = 4 value heads, D = 128: the tensor-parallel shard of
+  Qwen3-Next-80B-A3B (32 value heads of 128 over TP8) that PyPTO's GDN case study tunes
+  (compiler_runtime.md §6.1 #8-13; reference/models.md §3), chunk 64 (flash-linear-attention)
+  or 128 (PyPTO).
+
+The knobs of that case study, as arguments of `GdnConfig`:
+- `chunk` 64 / 128 with the vector TileShape [chunk, 128]: half as many chunk iterations,
+  root instances and tasks at 128 (§6.1 #9);
+- `stitch` 32 / 128 (`stitch_function_max_num`): how many chunk instances share a window (#8);
+- `unroll` 16: `unroll_list=[16]` on the chunk loop, one root instance per 16 chunks (#11);
+- `inv_blocks` 1 / 4 / 8: the diagonal 16 x 16 blocks of (I + A) are inverted by the row
+  recurrence on a [16, chunk/16, 16] tensor (the blocks side by side: row i of every block is
+  one 128-wide row, PyPTO's tail concatenation) whose vector TileShape takes `inv_blocks`
+  blocks per tile: 1 = 8 isomorphic [16, 16] row-update subgraphs, 4 = 2 x [16, 64],
+  8 = one [16, 128] (#10, #12, #13).
+
+The rest of the inverse is cube work: with Dinv the block-diagonal inverse and L the strictly
+block-lower part of -A, (I + A)^-1 = (I - M)^-1 Dinv with M = Dinv L nilpotent, and
+(I - M)^-1 = (I + M)(I + M^2)(I + M^4) for 8 blocks (two factors for 4). The WY factors
+W = T diag(b e^gamma) K and U = T diag(b) V are computed by applying those factors to
+[b e^gamma K | b V], so T itself is never formed.
+
+Every op here has a tile rule, so the chunk body is 27 call ops (one [C, 128] tile per vector
+op, fused into subgraphs): tril/triu, cumsum, concat and a reshape that regroups dims have none
+in OpenPTO (each would be one GM-sized "whole" task, never fused), so masks are constant inputs
+(multiplied in), cumsum(g) is g @ upper-ones (as PyPTO's GDN does it), and the diagonal blocks
+move between [C, C] and [16, C] through matmuls with constant 0/1 matrices (exact in FP32).
+
+Golden: the token-by-token recurrence in float64 (`recurrent_golden`); the kernel computes in
+FP32, so o and the final state match it to ~1e-5 relative (tests: rtol 1e-4, atol 1e-5 on
+outputs of magnitude ~0.1).
+
+Run:  python gated_deltanet.py [--list] [gated_deltanet::prefill_full] [--swimlane]
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, replace
+
+import torch
+
+import pypto
+from pypto.toolkit.example_cli import peek_run_mode, run_examples
+
+global_run_mode = peek_run_mode()
+
+BLOCK = 16      # diagonal block of the triangular inverse
+
+
+@dataclass(frozen=True)
+class GdnConfig:
+    batch: int = 2
+    seq: int = 8192
+    heads: int = 4
+    dim: int = 128
+    chunk: int = 128
+    stitch: int = 128
+    unroll: int | None = None       # unroll_list=[unroll] on the chunk loop
+    inv_blocks: int = 8             # 16 x 16 blocks per vector tile of the row recurrence
+
+    @property
+    def pairs(self) -> int:
+        return self.batch * self.heads
+
+    @property
+    def blocks(self) -> int:
+        return self.chunk // BLOCK
+
+    def check(self) -> None:
+        if self.chunk not in (32, 64, 128):
+            raise ValueError(f"chunk must be 32, 64 or 128, got {self.chunk}")
+        if self.seq % self.chunk:
+            raise ValueError(f"seq {self.seq} must be a multiple of chunk {self.chunk}")
+        if self.unroll is not None and (self.seq // self.chunk) % self.unroll:
+            raise ValueError(f"unroll {self.unroll} must divide the {self.seq // self.chunk} "
+                             f"chunks (the kernel's chunk windows are always whole)")
+        if self.blocks % self.inv_blocks:
+            raise ValueError(f"inv_blocks {self.inv_blocks} must divide the {self.blocks} "
+                             f"diagonal blocks of a {self.chunk} chunk")
+
+
+FULL = GdnConfig()
+REDUCED = GdnConfig(batch=1, seq=256, heads=2)
+
+
+def _rows(x, pair, start, length, width):
+    """x[pair, start:start + length, :width] as a [length, width] tensor. The window is
+    always whole (seq is a multiple of the chunk), so its valid shape is static."""
+    window = pypto.view(x, [1, length, width], [pair, start, 0],
+                        valid_shape=[1, length, width])
+    return pypto.reshape(window, [length, width])
+
+
+def _block_inverse(n_cat, coef, consts, cfg: GdnConfig):
+    """(I - N_b)^-1 of every strictly lower 16 x 16 diagonal block N_b, by the row recurrence
+    X[i] = N[i] + sum_j N[i, j] X[j], on all blocks at once: the blocks side by side as
+    [16, chunk] (n_cat[i, 16b + c] = N_b[i, c]); coef[j, 16 C i + 16b + c] = N_b[i, j] is
+    row i's coefficient of row j. Returns the inverses side by side, [16, chunk]."""
+    c = cfg.chunk
+    pypto.set_vec_tile_shapes(BLOCK, BLOCK * cfg.inv_blocks)
+    eye = consts["eye16"]
+    x = n_cat * eye[:, 1:2]                             # row 1 = N[1]; the other rows 0
+    for i in range(2, BLOCK):
+        row = n_cat[i:i + 1, :] + pypto.sum(coef[:, i * c:(i + 1) * c] * x, dim=0,
+                                            keepdim=True)
+        x = x + eye[:, i:i + 1] * row                   # write row i (it was 0)
+    return x + consts["eye_cat"]
+
+
+def make_kernel(cfg: GdnConfig):
+    """The jit kernel for `cfg`: o [P, T, D] and the final state [P, D, D] (P = batch x heads)
+    from q, k, v [P, T, D], the log decay g and beta [P, T], and the constant matrices of
+    `constants(cfg)` (masks and 0/1 fold matrices)."""
+    cfg.check()
+    p_, t_, d, c, nb = cfg.pairs, cfg.seq, cfg.dim, cfg.chunk, cfg.blocks
+    steps = max(nb.bit_length() - 1, 0)          # log2(blocks) factors (I + M^(2^s))
+    f32 = pypto.DT_FP32
+    loop_kw = {} if cfg.unroll is None else {"unroll_list": [cfg.unroll]}
+
+    @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode,
+                                         "stitch_function_max_num": cfg.stitch})
+    def gated_deltanet(q: pypto.Tensor([p_, t_, d], f32), k: pypto.Tensor([p_, t_, d], f32),
+                       v: pypto.Tensor([p_, t_, d], f32), g: pypto.Tensor([p_, t_], f32),
+                       beta: pypto.Tensor([p_, t_], f32),
+                       lower: pypto.Tensor([c, c], f32), strict: pypto.Tensor([c, c], f32),
+                       block_diag: pypto.Tensor([c, c], f32),
+                       fold: pypto.Tensor([BLOCK, c], f32),
+                       select: pypto.Tensor([c, BLOCK * c], f32),
+                       eye16: pypto.Tensor([BLOCK, BLOCK], f32),
+                       eye_cat: pypto.Tensor([BLOCK, c], f32),
+                       o: pypto.Tensor([p_, t_, d], f32), state: pypto.Tensor([p_, d, d], f32)):
+        consts = {"eye16": eye16, "eye_cat": eye_cat}
+        pypto.set_cube_tile_shapes([c, c], [64, 128], [128, 128])
+        for p in pypto.loop(p_, name="LOOP_PAIR", idx_name="p"):
+            pypto.set_vec_tile_shapes(1, d, d)
+            state[p:, :, :] = pypto.full([1, d, d], 0.0, f32)
+            for ci in pypto.loop(t_ // c, name="LOOP_CHUNK", idx_name="ci", **loop_kw):
+                t0 = ci * c
+                pypto.set_semantic_label("chunk_prep")
+                pypto.set_vec_tile_shapes(c, 128)
+                qc, kc, vc = (_rows(x, p, t0, c, d) for x in (q, k, v))
+                g_row = pypto.view(g, [1, c], [p, t0], valid_shape=[1, c])
+                b_row = pypto.view(beta, [1, c], [p, t0], valid_shape=[1, c])
+                gam_row = pypto.matmul(g_row, lower, f32, b_trans=True)  # cumsum: [1, C]
+                gam = pypto.transpose(gam_row, 0, 1)                    # [C, 1]
+                b_col = pypto.transpose(b_row, 0, 1)
+                # decay Gamma[i, j] = exp(gamma_i - gamma_j) for i >= j, masked before the
+                # exp (the upper triangle would overflow)
+                decay = pypto.exp((gam - gam_row) * lower) * lower
+                kk = pypto.matmul(kc, kc, f32, b_trans=True)           # [C, C]
+                n = kk * decay * b_col * strict * -1.0                 # N = -A
+                # diagonal blocks side by side ([16, C]), and row i's coefficients
+                pypto.set_semantic_label("block_inverse")
+                n_cat = pypto.matmul(fold, n * block_diag, f32)
+                n_t_cat = pypto.matmul(fold, pypto.transpose(n, 0, 1) * block_diag, f32)
+                coef = pypto.matmul(n_t_cat, select, f32)              # [16, 16 C]
+                x_cat = _block_inverse(n_cat, coef, consts, cfg)
+                pypto.set_semantic_label("wy_factors")
+                pypto.set_vec_tile_shapes(c, 128)
+                dinv = pypto.matmul(fold, x_cat, f32, a_trans=True) * block_diag
+                m = pypto.matmul(dinv, n - n * block_diag, f32)        # Dinv L, nilpotent
+                zk = pypto.matmul(dinv, kc * (b_col * pypto.exp(gam)), f32)
+                zv = pypto.matmul(dinv, vc * b_col, f32)
+                for s in range(steps):                # W, U = (I + M^(2^s))... Dinv [K', V']
+                    zk = zk + pypto.matmul(m, zk, f32)
+                    zv = zv + pypto.matmul(m, zv, f32)
+                    if s + 1 < steps:
+                        m = pypto.matmul(m, m, f32)
+                # inter-chunk recurrence through the state
+                pypto.set_semantic_label("state_update")
+                s_old = _rows(state, p, 0, d, d)
+                v_new = zv - pypto.matmul(zk, s_old, f32)
+                attn = pypto.matmul(qc, kc, f32, b_trans=True) * decay
+                out = pypto.matmul(qc * pypto.exp(gam), s_old, f32) + \
+                    pypto.matmul(attn, v_new, f32)
+                o[p:, t0:, :] = pypto.reshape(out, [1, c, d])
+                g_last = gam[c - 1:c, :]                               # [1, 1]
+                k_dec = kc * pypto.exp(g_last - gam)
+                pypto.set_vec_tile_shapes(d, d)
+                s_new = s_old * pypto.exp(g_last) + pypto.matmul(k_dec, v_new, f32,
+                                                                 a_trans=True)
+                state[p:, :, :] = pypto.reshape(s_new, [1, d, d])
+    return gated_deltanet
+
+
+def constants(cfg: GdnConfig) -> dict[str, torch.Tensor]:
+    """The kernel's constant 0/1 matrices, in its argument order. Masks: lower (i >= j),
+    strict (i > j), block_diag (same 16-block). fold [16, C] = 16 x 16 identities side by
+    side: fold @ Y adds Y's row blocks (the diagonal blocks of a block-diagonal Y side by
+    side), fold^T @ X stacks X's copies. select [C, 16 C]: column block i copies column
+    16b + i of each block over that block. eye_cat: I16 side by side (the unit diagonal)."""
+    c, nb = cfg.chunk, cfg.blocks
+    ones = torch.ones(c, c)
+    eye16 = torch.eye(BLOCK)
+    select = torch.zeros(c, BLOCK * c)
+    for i in range(BLOCK):
+        for b in range(nb):
+            select[b * BLOCK + i, i * c + b * BLOCK:i * c + (b + 1) * BLOCK] = 1.0
+    return {"lower": torch.tril(ones), "strict": torch.tril(ones, -1),
+            "block_diag": torch.block_diag(*[torch.ones(BLOCK, BLOCK)] * nb),
+            "fold": eye16.repeat(1, nb), "select": select, "eye16": eye16,
+            "eye_cat": eye16.repeat(1, nb)}
+
+
+def make_inputs(cfg: GdnConfig, seed: int = 0):
+    """q, k L2-normalised over the head dim (q also scaled by D^-0.5, as Qwen3-Next does in the
+    kernel), v ~ N(0, 1), log decay g in (-0.2, 0) and beta = sigmoid(N(0, 1))."""
+    gen = torch.Generator().manual_seed(seed)
+    shape = (cfg.pairs, cfg.seq, cfg.dim)
+    q = torch.nn.functional.normalize(torch.randn(shape, generator=gen), dim=-1) * cfg.dim ** -0.5
+    k = torch.nn.functional.normalize(torch.randn(shape, generator=gen), dim=-1)
+    v = torch.randn(shape, generator=gen)
+    g = -0.2 * torch.rand(cfg.pairs, cfg.seq, generator=gen)
+    beta = torch.sigmoid(torch.randn(cfg.pairs, cfg.seq, generator=gen))
+    return q, k, v, g, beta
+
+
+def recurrent_golden(q, k, v, g, beta):
+    """Token by token in float64: S <- e^g S; u = beta (v - S^T k); S <- S + k u^T; o = S^T q.
+    Returns o [P, T, D] and the final state [P, D, D]."""
+    threads = torch.get_num_threads()
+    # NOTE: one thread: each step's ops are tiny, and on a busy host torch's thread pool
+    # made the loop 50-100x slower (2.99 s vs 0.04 s for 2 x 256 tokens)
+    torch.set_num_threads(1)
+    try:
+        return _recurrence(q, k, v, g, beta)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _recurrence(q, k, v, g, beta):
+    q, k, v, g, beta = (x.double() for x in (q, k, v, g, beta))
+    pairs, seq, dim = q.shape
+    s = torch.zeros(pairs, dim, dim, dtype=torch.float64)
+    o = torch.empty(pairs, seq, dim, dtype=torch.float64)
+    decay = g.exp()
+    for t in range(seq):
+        kt = k[:, t, None, :]                                   # [P, 1, Dk]
+        s.mul_(decay[:, t, None, None])
+        u = beta[:, t, None, None] * (v[:, t, None, :] - torch.bmm(kt, s))   # [P, 1, Dv]
+        s.baddbmm_(kt.transpose(1, 2), u)                       # S += k u^T
+        o[:, t] = torch.bmm(q[:, t, None, :], s)[:, 0]
+    return o, s
+
+
+def run(cfg: GdnConfig, verbose: bool = False, check: bool = True):
+    """One call (checked against the recurrent golden); returns the kernel."""
+    kernel = make_kernel(cfg)
+    q, k, v, g, beta = make_inputs(cfg)
+    o = torch.zeros_like(v)
+    state = torch.zeros(cfg.pairs, cfg.dim, cfg.dim)
+    start = time.perf_counter()
+    kernel(q, k, v, g, beta, *constants(cfg).values(), o, state)
+    wall = time.perf_counter() - start
+    if check:
+        o_ref, s_ref = recurrent_golden(q, k, v, g, beta)
+        torch.testing.assert_close(o.double(), o_ref, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(state.double(), s_ref, rtol=1e-4, atol=1e-5)
+    if verbose:
+        print(f"{cfg}\n  wall {wall:.1f} s\n{kernel.last_run.summary()}")
+    return kernel
+
+
+def _unroll16(cfg: GdnConfig) -> GdnConfig:
+    """unroll_list=[16]: at least 16 chunks per pair (the reduced size grows to 2048 tokens)."""
+    return replace(cfg, unroll=16, seq=max(cfg.seq, 16 * cfg.chunk))
+
+
+VARIANTS = {   # name -> the change to a base size
+    "prefill": lambda cfg: cfg,                               # chunk 128, one [16,128] block
+    "chunk64": lambda cfg: replace(cfg, chunk=64, inv_blocks=4),
+    "stitch32": lambda cfg: replace(cfg, stitch=32),
+    "unroll16": _unroll16,
+    "inverse_16x16": lambda cfg: replace(cfg, inv_blocks=1),  # 8 x [16, 16] tiles
+    "inverse_16x64": lambda cfg: replace(cfg, inv_blocks=4),  # 2 x [16, 64] tiles
+}
+
+
+def _example(base: GdnConfig, variant: str):
+    def example(device: str = "cpu") -> None:
+        run(VARIANTS[variant](base), verbose=True)
+    return example
+
+
+EXAMPLES = {f"gated_deltanet::{v}_{size}": _example(cfg, v)
+            for size, cfg in (("reduced", REDUCED), ("full", FULL)) for v in VARIANTS}
+
+
+def main(argv=None) -> int:
+    return run_examples(EXAMPLES, __doc__, argv,
+                        default=[e for e in EXAMPLES if e.endswith("_reduced")])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
