@@ -159,3 +159,70 @@ def test_gdn_config_errors_name_the_knob(gdn):
         gdn.make_kernel(replace(gdn.REDUCED, unroll=16))
     with pytest.raises(ValueError, match="inv_blocks 3"):
         gdn.make_kernel(replace(gdn.REDUCED, inv_blocks=3))
+
+
+# ---- DeepSeek-V3.2 indexer prolog ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def indexer():
+    return _module("indexer_prolog")
+
+
+@pytest.fixture(scope="module")
+def indexer_runs(indexer):
+    """The case study's four steps at the reduced size (8 heads, q_lora 512, hidden 1024),
+    each checked against the torch golden by run()."""
+    return {name: indexer.run(replace(indexer.REDUCED, **variant))
+            for name, variant in indexer.VARIANTS.items()}
+
+
+def _label_tasks(kernel, label: str) -> list:
+    return [r.task for r in kernel.last_run.tasks if r.task.label == label]
+
+
+def test_indexer_reduced_matches_torch_in_every_step(indexer_runs):
+    """int8 q / k equal the golden's (at most one unit off where FP32 sums in another order
+    cross a rounding boundary), scales and weights to FP32 / FP16 rounding."""
+    assert list(indexer_runs) == ["out_of_box", "aligned", "small_m", "l1_reuse"]
+
+
+def test_indexer_aligned_tiles_make_one_isomorphic_subgraph_per_head(indexer, indexer_runs):
+    """Aligned (1, T, 128) tiles: dequant, RoPE and requant of one head are one subgraph, the
+    heads isomorphic copies of one leaf; a dequant tile over 4 heads makes 4x bigger ones."""
+    heads = indexer.REDUCED.heads
+    for name, per_subgraph in (("aligned", 1), ("out_of_box", 4)):
+        kernel = indexer_runs[name]
+        tasks = _label_tasks(kernel, "q_dequant_rope")
+        assert len(tasks) == heads // per_subgraph, name
+        assert len({t.leaf for t in tasks}) == 1, name
+        calls = [c for root in kernel.last_compiled.roots.values() for c in root.calls
+                 if c.leaf.name == tasks[0].leaf]
+        opcodes = {op.opcode for c in calls for op in c.ops}
+        assert {"CAST", "MUL", "SUB", "ADD", "REDUCE_MAX"} <= opcodes, opcodes  # fused
+
+
+def test_indexer_small_m_cube_tiles(indexer, indexer_runs):
+    """[128,128] x 3 -> n = 64 on the Q projection (two blocks per head) and n = 32 on the
+    key projection (four blocks of 128 columns)."""
+    heads = indexer.REDUCED.heads
+    square, small = indexer_runs["aligned"], indexer_runs["small_m"]
+    assert len(_label_tasks(square, "q_proj")) == heads
+    assert len(_label_tasks(small, "q_proj")) == 2 * heads
+    assert len(_label_tasks(square, "k_proj")) == 1
+    assert len(_label_tasks(small, "k_proj")) == 128 // 32
+
+
+def test_indexer_l1_reuse_merges_q_projection_tasks(indexer, indexer_runs):
+    """cube_l1_reuse_setting {-1: 4}: 4 Q blocks per task, each loading the shared qr rows
+    once: a quarter of the tasks and fewer GM->L1 bytes."""
+    small, reuse = indexer_runs["small_m"], indexer_runs["l1_reuse"]
+    assert len(_label_tasks(reuse, "q_proj")) == len(_label_tasks(small, "q_proj")) // 4
+
+    def l1_bytes(kernel):
+        return sum(t.mte2_bytes for t in _label_tasks(kernel, "q_proj"))
+    assert l1_bytes(reuse) < l1_bytes(small)
+
+
+def test_indexer_config_errors_name_the_knob(indexer):
+    with pytest.raises(ValueError, match="vec_tile must be one of"):
+        indexer.make_kernel(replace(indexer.REDUCED, vec_tile="wide"))
