@@ -73,6 +73,9 @@ class Tiles:
 
 # q·kᵀ as two [512-key / 2] tasks per block (what benchmarks/glm_attention.py uses)
 HALF_N_QK = Tiles(cube_qk=((16, 16), (128, 128), (128, 256)))
+# 1024-key blocks: half the instances and cube tasks (kL0 32 keeps the K tile in L0B)
+BLOCK_1024 = Tiles(kv_block=1024, vec=(1, 16, 1024), cube_qk=((16, 16), (32, 128), (1024, 1024)),
+                   cube_pv=((16, 16), (128, 1024), (128, 128)))
 
 
 LOOP_ORDERS = ("pairs_outer", "blocks_outer")
@@ -217,10 +220,12 @@ def stitch_sweep() -> None:
 
 
 def loop_orders_and_tiles() -> None:
-    """Full size, stitch 128: both loop orders, q·kᵀ as one or two tasks per block."""
+    """Full size, stitch 128: both loop orders, q·kᵀ as one or two tasks per block, and
+    1024-key blocks."""
     for order in LOOP_ORDERS:
-        for tiles, name in ((Tiles(), "n512"), (HALF_N_QK, "n256")):
-            timed(f"b8 kv16384 {order} q·kᵀ {name}", FULL, 128, tiles, order)
+        for tiles, name in ((Tiles(), "q·kᵀ n512"), (HALF_N_QK, "q·kᵀ n256"),
+                            (BLOCK_1024, "1024-key blocks")):
+            timed(f"b8 kv16384 {order} {name}", FULL, 128, tiles, order)
 
 
 FULL = Shape(batch=8, kv_len=16384)

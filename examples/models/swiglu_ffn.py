@@ -57,9 +57,13 @@ class Tiles:
 
 DECODE = Tiles()
 DECODE_SPLIT_K = Tiles(split_k_down=True)
-# the guide's starting point for large matmuls: [128,128],[64,256],[256,256]
-PREFILL = Tiles(block=128, vec=(32, 512), cube_up=((128, 128), (64, 256), (256, 256)),
+# the guide's starting point for large matmuls, [128,128],[64,256],[256,256], on 512-token
+# blocks: each weight tile then serves 4 m-tiles of one instance at once (L2 hits), where
+# 128-token blocks read the weights again per block
+PREFILL = Tiles(block=512, vec=(32, 512), cube_up=((128, 128), (64, 256), (256, 256)),
                 cube_down=((128, 128), (64, 256), (256, 256)))
+PREFILL_BLOCK_128 = Tiles(block=128, vec=PREFILL.vec, cube_up=PREFILL.cube_up,
+                          cube_down=PREFILL.cube_down)
 
 
 def build(hidden: int, inter: int, tiles: Tiles = DECODE, stitch: int = 128):
@@ -154,13 +158,15 @@ def decode_t16() -> None:
 
 
 def prefill_t4096() -> None:
-    """Prefill: 4096 tokens, the guide's large-matmul tiles, 128-token blocks."""
+    """Prefill: 4096 tokens, the guide's large-matmul tiles on 512-token blocks (minutes)."""
     print(timed("prefill T=4096", Shape(4096), PREFILL).last_run.summary())
 
 
 def prefill_t1024() -> None:
-    """A shorter prefill: 1024 tokens (the size that runs in about a minute with numerics)."""
-    print(timed("prefill T=1024", Shape(1024), PREFILL).last_run.summary())
+    """A shorter prefill, 1024 tokens (about a minute each with numerics), in 512- and
+    128-token blocks."""
+    for tiles, name in ((PREFILL, "512-token blocks"), (PREFILL_BLOCK_128, "128-token blocks")):
+        print(timed(f"prefill T=1024 {name}", Shape(1024), tiles).last_run.summary())
 
 
 EXAMPLES = {

@@ -54,6 +54,15 @@ def test_attention_qk_tile_sets_the_tasks_per_block(attn):
     assert tasks[1] - tasks[0] == 2
 
 
+def test_attention_kv_block_sets_the_instances(attn):
+    """One root instance per (pair, KV block): 2048 keys are 4 blocks of 512 or 2 of 1024
+    (each run checked against the golden, a short last block included)."""
+    instances = [attn.run(attn.Shape(1, kv, kv_heads=1), tiles=t).last_run.stats["instances"]
+                 for kv, t in ((2048, attn.Tiles()), (2048, attn.BLOCK_1024),
+                               (1100, attn.BLOCK_1024))]
+    assert instances == [4, 2, 2]
+
+
 def test_attention_pairs_do_not_wait_for_each_other(attn):
     """Per-pair state: with one pair's blocks after the other's (pairs_outer, one window), the
     second pair's first block starts before the first pair's first block has finished."""
@@ -150,12 +159,13 @@ def ffn():
     return _load("swiglu_ffn")
 
 
-@pytest.mark.parametrize("split_k", [False, True])
-def test_ffn_matches_golden_with_a_short_last_block(ffn, split_k):
-    """(silu(x·Wg) * (x·Wu))·Wd with BF16 in/out and FP32 sums, 40 tokens in blocks of 16
-    (the last 8) and 5 tokens; one compile for both."""
-    kernel = ffn.build(256, 768, ffn.Tiles(split_k_down=split_k))
-    for tokens in (40, 5):
+@pytest.mark.parametrize("tiles", ["DECODE", "DECODE_SPLIT_K", "PREFILL"])
+def test_ffn_matches_golden_with_a_short_last_block(ffn, tiles):
+    """(silu(x·Wg) * (x·Wu))·Wd with BF16 in/out and FP32 sums, for 40 and 5 tokens (the
+    decode tiles: blocks of 16, the last short) and 130 (prefill: one 512-token block, its
+    second 128-row m-tile 2 rows deep); one compile for every token count."""
+    kernel = ffn.build(256, 768, getattr(ffn, tiles))
+    for tokens in (40, 5, 130):
         x, wg, wu, wd, out = ffn.inputs(ffn.Shape(tokens, 256, 768), seed=tokens)
         kernel(x, wg, wu, wd, out)
         torch.testing.assert_close(out, ffn.golden(x, wg, wu, wd), atol=ffn.ATOL, rtol=ffn.RTOL)
