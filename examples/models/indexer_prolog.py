@@ -36,8 +36,8 @@ Knobs (the case study's three steps):
   n = 32 (the key and weight projections over k = 7168); the int8 Q projection takes m = 32,
   as every cube tile size must be 32-byte aligned in the input dtype (set_cube_tile_shapes'
   documented constraint; 16 int8 rows are 16 B);
-- `l1_reuse` on the Q projection (`cube_l1_reuse_setting`): merges Q cube tasks that load the
-  same qr rows into L1.
+- `l1_reuse` on the Q projection (`cube_l1_reuse_setting={"q_proj": n}`, keyed by the semantic
+  label): merges n Q cube tasks that load the same qr rows into L1.
 
 Run:  python indexer_prolog.py [--list] [indexer_prolog::aligned_full] [--swimlane]
 """
@@ -76,7 +76,7 @@ class IndexerConfig:
     hidden: int = 7168
     vec_tile: str = "aligned"
     cube_tiles: str = "small_m"
-    l1_reuse: int | None = None   # cube_l1_reuse_setting {-1: n} (None: automatic)
+    l1_reuse: int | None = None   # cube_l1_reuse_setting {"q_proj": n} (None: automatic)
 
     @property
     def rows(self) -> int:
@@ -120,8 +120,9 @@ def make_kernel(cfg: IndexerConfig):
     dequant_heads = VEC_TILES[cfg.vec_tile]
     w_scale = 1.0 / math.sqrt(h) / math.sqrt(d)
     f32, i8 = pypto.DT_FP32, pypto.DT_INT8
+    # keyed by the semantic label: the Q projection's cube subgraphs only
     pass_options = {} if cfg.l1_reuse is None else \
-        {"cube_l1_reuse_setting": {-1: cfg.l1_reuse}}
+        {"cube_l1_reuse_setting": {"q_proj": cfg.l1_reuse}}
 
     @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode},
                         pass_options=pass_options)
