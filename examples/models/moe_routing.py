@@ -26,8 +26,8 @@ knob is the guide's redundant-compute trick: `cast="shared"` casts it once befor
 one producer whose many consumers (every token block's matmul) wait for all of it through GM;
 `cast="per_block"` casts it again inside every block, more vector work but every block is an
 independent chain. `cast="none"` feeds the BF16 operands to the cube with FP32 accumulation:
-BF16 x BF16 products are exact in FP32, so the logits are the FP32 router's, without any cast
-(and the cube runs BF16 at twice its FP32 rate).
+BF16 x BF16 products are exact in FP32, so the logits are the FP32 router's up to the order of
+the FP32 sums, without any cast (and the cube runs BF16 at twice its FP32 rate).
 
 Run:  python moe_routing.py [--list] [moe_routing::route_t1026] [--swimlane]
 """
