@@ -275,8 +275,11 @@ def run(cfg: GdnConfig, verbose: bool = False, check: bool = True):
 
 
 def _unroll16(cfg: GdnConfig) -> GdnConfig:
-    """unroll_list=[16]: at least 16 chunks per pair (the reduced size grows to 2048 tokens)."""
-    return replace(cfg, unroll=16, seq=max(cfg.seq, 16 * cfg.chunk))
+    """unroll_list=[16] needs 16 chunks per pair: a base shorter than that (the reduced size)
+    becomes one pair of 16 chunks."""
+    if cfg.seq >= 16 * cfg.chunk:
+        return replace(cfg, unroll=16)
+    return replace(cfg, unroll=16, seq=16 * cfg.chunk, batch=1, heads=1)
 
 
 VARIANTS = {   # name -> the change to a base size
