@@ -45,7 +45,7 @@ def _instances(run) -> Counter:
 
 def test_matmul_reduced_matches_torch_in_every_variant(matmul_runs):
     """Each variant (auto L1 reuse, reuse off, L2-aware loops) computes a @ b in FP16."""
-    assert set(matmul_runs) == {"plain", "plain_no_reuse", "loops"}
+    assert set(matmul_runs) == {"plain", "plain_no_reuse", "loops", "loops_l1_reuse"}
 
 
 def test_matmul_cube_tiles_make_one_task_per_output_block(matmul, matmul_runs):
@@ -69,6 +69,7 @@ def test_matmul_l2_loops_make_one_instance_per_view_pair(matmul, matmul_runs):
     per_instance = _instances(run)
     assert len(per_instance) == (cfg.m // 768) * (cfg.n // 1024) == 4
     assert set(per_instance.values()) == {(768 // 128) * (1024 // 256)}
+    assert set(_instances(matmul_runs["loops_l1_reuse"]).values()) == {24 // 4}
     boxes: dict = {}
     for r in run.tasks:
         for _, off, ext in r.task.writes:
