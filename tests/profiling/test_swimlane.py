@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from pypto.profiling.swimlane import (FLOW_NAME, TraceFormatError, format_summary, lane_tid,
+from pypto.profiling.swimlane import (TraceFormatError, format_summary, lane_tid,
                                       read_swimlane, stable_hash, summarize, task_id)
 from pypto.profiling.reports import bubbles_from_swimlane
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
@@ -50,7 +50,7 @@ def test_event_counts_order_and_key_order(result):
     """M first, X by lane then start, s/f pairs, C last; keys in PyPTO's order."""
     events = _events(result)
     kinds = [e["ph"] for e in events]
-    assert Counter(kinds) == {"M": 11, "X": 8, "s": 3, "f": 3, "C": 20}
+    assert Counter(kinds) == {"M": 11, "X": 8, "s": 3, "f": 3, "C": 12}
     first = {ph: kinds.index(ph) for ph in "MXsfC"}
     last = {ph: len(kinds) - 1 - kinds[::-1].index(ph) for ph in "MXsfC"}
     assert last["M"] < first["X"] and last["X"] < first["s"] and last["f"] < first["C"]
@@ -59,8 +59,8 @@ def test_event_counts_order_and_key_order(result):
     assert [e["id"] for e in xs] == list(range(8))
     assert list(xs[0]) == ["args", "cat", "id", "name", "ph", "pid", "tid", "ts", "dur"]
     flows = [e for e in events if e["ph"] in "sf"]
-    assert list(flows[0]) == ["cat", "id", "name", "ph", "pid", "tid", "ts"]
-    assert list(flows[1]) == ["bp", "cat", "id", "name", "ph", "pid", "tid", "ts"]
+    assert list(flows[0]) == ["id", "ph", "pid", "tid", "ts"]
+    assert list(flows[1]) == ["bp", "id", "ph", "pid", "tid", "ts"]
     c = next(e for e in events if e["ph"] == "C")
     assert list(c) == ["name", "pid", "tid", "ph", "ts", "args"]
 
@@ -84,8 +84,9 @@ def test_task_names_times_and_pypto_args(result):
     assert x["0-0-1-3-0()"]["args"]["ioperand-hint"] == ""
 
 
-def test_extra_args_carry_our_task_details(result):
-    a = _x_by_name(_events(result))["0-0-2-3-1(Sa_C1)"]["args"]
+def test_extra_args_carry_our_task_details(result, tmp_path):
+    data = read_swimlane(write_swimlane(result, tmp_path / "s.json"))
+    a = next(t for t in data.tasks if t.name == "0-0-2-3-1(Sa_C1)").args
     assert (a["leaf"], a["root"], a["window"], a["instance"], a["call"]) == (
         "mm", "LOOP_B", 0, 0, 2)
     assert (a["core_type"], a["sim_task_id"]) == ("AIC", 2)
@@ -108,17 +109,17 @@ def test_execution_hint_aggregates_per_root_and_leaf(result):
 
 
 def test_flows_pair_predecessor_end_with_successor_start(result):
-    """One s/f pair per edge, ids after the X ids; s inside the predecessor just before its
-    end, f at the successor's start with bp "e"."""
+    """One s/f pair per edge, ids after the X ids; s inside the predecessor 1 ns before its
+    end (Perfetto's resolution), f at the successor's start with bp "e"."""
     events = _events(result)
     s = {e["id"]: e for e in events if e["ph"] == "s"}
     f = {e["id"]: e for e in events if e["ph"] == "f"}
     assert sorted(s) == sorted(f) == [8, 9, 10]
     pairs = [(s[i]["tid"], s[i]["ts"], f[i]["tid"], f[i]["ts"]) for i in sorted(s)]
-    assert pairs == [(1006, pytest.approx(2.9999), 1002, 4.0),
-                     (1008, pytest.approx(3.1999), 1002, 4.0),
-                     (1002, pytest.approx(8.9999), 1006, 10.0)]
-    assert all(e["cat"] == e["name"] == FLOW_NAME for e in [*s.values(), *f.values()])
+    assert pairs == [(1006, 2.999, 1002, 4.0), (1008, 3.199, 1002, 4.0),
+                     (1002, 8.999, 1006, 10.0)]
+    # no cat / name: a flow is its id (Perfetto keys it by id, cat and name, all optional)
+    assert not any({"cat", "name"} & e.keys() for e in [*s.values(), *f.values()])
     assert all(e["bp"] == "e" for e in f.values())
 
 
@@ -131,24 +132,22 @@ def _counter(events, name):
     return [(e["ts"], e["args"]["size"]) for e in events if e["ph"] == "C" and e["name"] == name]
 
 
-def test_counters_ready_and_busy_cores(result):
+def test_ready_counters(result):
     """ReadyCount_* rise when the last predecessor ends (window start without one) and fall at
-    the task's start; BusyCount_* count running cores; samples only on a change."""
+    the task's start; samples only on a change. No BusyCount: the X slices show it."""
     events = _events(result)
     assert _counter(events, "ReadyCount_AIV") == [(1.0, 1), (1.2, 0), (9.0, 1), (10.0, 0)]
     assert _counter(events, "ReadyCount_AIC") == [(3.2, 1), (4.0, 0)]
     assert _counter(events, "ReadyCount_Total") == [(1.0, 1), (1.2, 0), (3.2, 1), (4.0, 0),
                                                     (9.0, 1), (10.0, 0)]
-    assert _counter(events, "BusyCount_AIV") == [(1.0, 1), (1.2, 2), (3.0, 1), (3.2, 0),
-                                                 (10.0, 1), (10.5, 0)]
-    assert _counter(events, "BusyCount_AIC") == [(4.0, 1), (9.0, 0)]
+    assert not any(e["name"].startswith("BusyCount") for e in events if e["ph"] == "C")
     assert all(e["tid"] == 1 and e["pid"] == 1 for e in events if e["ph"] == "C")
 
 
 def test_no_cube_tasks_means_no_aic_counters(result):
     result.tasks = [r for r in result.tasks if r.task.core == "AIV"]
     names = {e["name"] for e in _events(result) if e["ph"] == "C"}
-    assert names == {"ReadyCount_AIV", "ReadyCount_Total", "BusyCount_AIV"}
+    assert names == {"ReadyCount_AIV", "ReadyCount_Total"}
 
 
 def test_aicpu_runs_are_x_events_on_their_lanes(result):
@@ -165,7 +164,7 @@ def test_output_is_deterministic(result, shuffled, tmp_path):
     b = write_swimlane(shuffled, tmp_path / "b.json")
     assert a.read_bytes() == b.read_bytes()
     assert json.loads(a.read_text())["otherData"]["clock_mhz"] == 1000
-    assert len(a.read_text().splitlines()) == 2 + 45            # one event per line
+    assert len(a.read_text().splitlines()) == 2 + 37            # one event per line
     pretty = write_swimlane(result, tmp_path / "c.json", indent=4)   # PyPTO's formatting
     assert pretty.read_text().startswith('{\n    "traceEvents": [\n        {\n')
     assert json.loads(pretty.read_text()) == json.loads(a.read_text())
@@ -187,7 +186,7 @@ def test_round_trip(result, tmp_path):
     edges = sorted((data.tasks[f.src].name, data.tasks[f.dst].name) for f in data.flows)
     assert edges == sorted([("0-0-0-3-0()", mm.name), ("0-0-1-3-0()", mm.name),
                             (mm.name, "0-1-0-3-2()")])
-    assert data.counters["BusyCount_AIC"] == [(4.0, 1.0), (9.0, 0.0)]
+    assert data.counters["ReadyCount_AIC"] == [(3.2, 1.0), (4.0, 0.0)]
 
 
 def test_summary_of_our_file(result, tmp_path):
@@ -293,4 +292,4 @@ def test_flows_keep_every_tasks_latest_predecessor_on_a_real_kernel(tmp_path):
                  for by_id_key, t in by_id.items() if t.index in preds}
     expected = {k: v / run.clock_mhz for k, v in latest_pred_ends(run).items()}
     assert from_file.keys() == expected.keys()
-    assert all(from_file[k] == pytest.approx(expected[k], abs=2e-6) for k in expected)
+    assert all(from_file[k] == pytest.approx(expected[k], abs=5e-4) for k in expected)  # ns

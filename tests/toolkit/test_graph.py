@@ -11,6 +11,7 @@ import os
 import pytest
 
 from _graph_runs import run_exp_add, run_matmul_exp, run_softmax
+from pypto.profiling.swimlane import read_swimlane
 from pypto.toolkit import graph
 from pypto.toolkit.errors import ToolkitError
 from pypto.toolkit.graphview.diff import diff_runs
@@ -129,8 +130,9 @@ def test_a_run_diffed_with_itself_is_all_same():
 def test_task_index_lists_every_task_with_its_call():
     run = run_softmax()
     tasks = task_index(run)
-    trace = json.load(open(os.path.join(run, "merged_swimlane.json")))["traceEvents"]
-    xs = [e["args"] for e in trace if e.get("ph") == "X" and "sim_task_id" in e.get("args", {})]
+    # the args as the reader restores them (the file shares `call` through the task name)
+    trace = read_swimlane(os.path.join(run, "merged_swimlane.json"))
+    xs = [t.args for t in trace.tasks if "sim_task_id" in t.args]
     assert len(tasks["rows"]) == len(xs) == 32
     assert sorted((r[0], r[2]) for r in tasks["rows"]) == \
         sorted((a["sim_task_id"], a["call"]) for a in xs)

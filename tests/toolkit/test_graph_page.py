@@ -12,7 +12,15 @@ import time
 import pytest
 
 from _graph_runs import run_exp_add, run_matmul_exp, run_softmax, write_chains
+from pypto.profiling.swimlane import read_swimlane
 from pypto.toolkit import graph
+
+
+def _task_events(run: str) -> list[dict]:
+    """The run's task events with their args as the reader restores them (the file shares
+    `call`, `root`, `core_type`, ... through the task name, lane and tables)."""
+    trace = read_swimlane(os.path.join(run, "merged_swimlane.json"))
+    return [{"name": t.name, "args": t.args} for t in trace.tasks]
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +127,7 @@ def test_a_swimlane_task_selects_its_call_op(runs, open_page):
     call op lists the run's tasks that executed it and opens its leaf's block graph."""
     run = runs["mm"]
     p = open_page(html(run))
-    events = json.load(open(os.path.join(run, "merged_swimlane.json")))["traceEvents"]
+    events = _task_events(run)
     task = next(e["args"] for e in events if e.get("args", {}).get("call") == 3)
     p.g("show('tensor')")
     p.js("t => window.postMessage({type: 'openpto-select-task', task: t}, '*')",
@@ -163,7 +171,7 @@ def test_clicking_a_call_op_asks_the_embedding_viewer_to_highlight_its_tasks(run
     mm = next(op["id"] for op in dump(run, "Before_004")["ops"] if op["opcode"] == "MATMUL")
     frame.click(f"[data-testid=node][data-id=o{mm}]")
     p.page.wait_for_function("window.got.length === 2")
-    events = json.load(open(os.path.join(run, "merged_swimlane.json")))["traceEvents"]
+    events = _task_events(run)
     cube = sorted(e["args"]["sim_task_id"] for e in events
                   if e.get("args", {}).get("core_type") == "AIC" and "call" in e["args"])
     assert sorted(p.js("got[1].sim_task_ids")) == cube and len(cube) == 2
@@ -245,7 +253,7 @@ def test_inside_the_swimlane_viewer_tasks_and_call_ops_follow_each_other(runs, o
     run = runs["mm"]
     assert main(["view", run]) == 0
     p = open_page(os.path.join(run, "swimlane.html"))
-    events = json.load(open(os.path.join(run, "merged_swimlane.json")))["traceEvents"]
+    events = _task_events(run)
     name = next(e["name"] for e in events if e.get("args", {}).get("call") == 4)
     frame = p.page.frame_locator("iframe")
     graph = next(f for f in p.page.frames if f.url.endswith("graph.html"))

@@ -4,8 +4,9 @@ Takes a `machine.result.SimResult` → a `RunColumns`: the lanes, the task X eve
 (one list per field; each args key as one `ArgColumn` holding both its JSON text and the value
 the viewer keys it by), the AICPU X events, the flows as task positions (the direct
 dependencies: an edge another path implies is left out, see `_direct_edges`), the counter
-samples. Times are rounded to 1e-6 us (`US_DIGITS`); args hold nothing another field gives
-(the core index is the lane's, cycles are ts x clock_mhz).
+samples. Times are whole ns (`time_units`); args hold nothing another field gives (the core index is the lane's, cycles are ts x clock_mhz). The args are all of a task's
+keys, as the viewer and the reader see them; the file leaves out or shares what the reader
+restores (`swimlane_writer`).
 The JSON writer (`swimlane_writer`), the viewer page (`toolkit.viewer.pack.pack_run`) and the
 reports (`pred_ends`) all read these columns, so nothing is computed twice and no per-event
 dict is built on the way to the files. Keeps: every value is
@@ -27,15 +28,16 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from pypto.machine.result import AicpuRun, SimResult, TaskRun
-from pypto.profiling.swimlane import (FLOW_LEAD_US, MAGIC_BASE, aicpu_lane_name, core_lane,
+from pypto.profiling.swimlane import (MAGIC_BASE, aicpu_lane_name, core_lane,
                                       core_lane_number, exact, jsonable, lane_tid,
                                       operand_hint, stable_hash)
 
 json_str = json.encoder.encode_basestring_ascii       # json.dumps of a str (C)
 COMPACT = (",", ":")                                  # the trace's JSON separators: no spaces
-# times (us) are written rounded to 1e-6 us = 1 ps, 1/555 of a cycle at 1.8 GHz: ~7 characters
-# less per time than the float's repr, on ~20 times per task
-US_DIGITS = 6
+# times (us) are written in whole ns: what Perfetto resolves (it rounds us x 1000 to ns), so
+# its slice ends (ts + dur) are the written ends; a cycle is 0.56 ns at 1.8 GHz
+US_DIGITS = 3
+_UNIT = 10 ** US_DIGITS                               # time units per us
 _NON_FINITE = frozenset(("nan", "inf", "-inf"))
 
 
@@ -48,6 +50,13 @@ def json_numbers(values: list, repeated: bool = False) -> list[str]:
     if not _NON_FINITE.isdisjoint(texts):
         texts = [json.dumps(v) if t in _NON_FINITE else t for t, v in zip(texts, values)]
     return texts
+
+
+def time_units(cycles: Any, clock_mhz: float) -> np.ndarray:
+    """Cycles as whole ns (int64; ts = units / 1000). NOTE: a slice's start and end are
+    rounded, never its duration: ts + dur is the rounded end, for us and for Perfetto, so
+    back-to-back tasks of a lane (the next dispatched at the cycle the last ends) stay apart."""
+    return np.rint(np.asarray(cycles, dtype=np.float64) * (_UNIT / clock_mhz)).astype(np.int64)
 
 
 def per_distinct(convert: Callable[[list], list], values: list) -> list:
@@ -73,6 +82,10 @@ class ArgColumn:
     json: list[str]
     page: list[Any]
     numeric: bool
+    # a column of lists whose items repeat: the distinct items' JSON, and each row as the
+    # JSON list of its items' positions there (the file shares them: `swimlane_writer`)
+    items: list[str] | None = None
+    item_refs: list[str] | None = None
 
 
 def _numeric(values: list) -> ArgColumn:
@@ -140,16 +153,18 @@ class RunColumns:
 
 def run_columns(result: SimResult) -> RunColumns:
     runs, tids = _in_file_order(result)
-    mhz = result.clock_mhz
-    starts = list(map(attrgetter("start"), runs))
-    ends = list(map(attrgetter("end"), runs))
-    ts = [round(s / mhz, US_DIGITS) for s in starts]
-    dur = [round((e - s) / mhz, US_DIGITS) for s, e in zip(starts, ends)]
+    unit = _UNIT
+    start = time_units(list(map(attrgetter("start"), runs)), result.clock_mhz)
+    end = time_units(list(map(attrgetter("end"), runs)), result.clock_mhz)
+    ts, dur = (start / unit).tolist(), ((end - start) / unit).tolist()
     tasks = list(map(attrgetter("task"), runs))
     names = list(map("{0.window}-{0.instance}-{0.call}-{0.root_index}-{0.leaf_index}({0.label})"
                      .format, tasks))
     aicpu = _aicpu_events(result)
-    src, dst, s_ts = _flows(result, runs, ts, dur)
+    src, dst = _flows(result, runs)
+    # s ends 1 ns before the task's end: inside its slice and before the next one of the
+    # lane even at Perfetto's resolution (PyPTO puts it FLOW_LEAD_US = 0.1 ns before)
+    s_ts = ((end - np.minimum(1, (end - start) // 2)) / unit).tolist()
     from pypto import __version__     # NOTE: here: `pypto` may still be initialising at import
     other = {"generator": f"openpto {__version__}", "kernel": result.kernel,
              "clock_mhz": result.clock_mhz, "aic": result.aic, "aiv": result.aiv}
@@ -157,7 +172,7 @@ def run_columns(result: SimResult) -> RunColumns:
     return RunColumns(result, _lanes(result), runs, tids, ts, dur, names,
                       json_numbers(ts + [e.ts for e in aicpu]),
                       json_numbers(dur + [e.dur for e in aicpu], repeated=True),
-                      _task_args(runs, tasks, dur), aicpu, src, dst, s_ts,
+                      _task_args(runs, tasks, dur, US_DIGITS), aicpu, src, dst, s_ts,
                       _counters(result, pred_ends), other, pred_ends)
 
 
@@ -184,7 +199,8 @@ def _lanes(result: SimResult) -> list[tuple[int, str]]:
 # task args
 # ----------------------------------------------------------------------------------------------
 
-def _task_args(runs: list[TaskRun], tasks: list, dur: list[float]) -> dict[str, ArgColumn]:
+def _task_args(runs: list[TaskRun], tasks: list, dur: list[float],
+               digits: int) -> dict[str, ArgColumn]:
     """The args columns of the task X events, in PyPTO's key order then ours."""
     def field(name: str) -> list:
         return list(map(attrgetter(name), tasks))
@@ -198,7 +214,7 @@ def _task_args(runs: list[TaskRun], tasks: list, dur: list[float]) -> dict[str, 
         "event-hint": _strings(event_hint),
         "ioperand-hint": _strings(_operand_hints(field("inputs")), repeated=True),
         "ooperand-hint": _strings(_operand_hints(field("outputs")), repeated=True),
-        "execution-hint": _strings(_execution_hints(tasks, dur), repeated=True),
+        "execution-hint": _strings(_execution_hints(tasks, dur, digits), repeated=True),
         "color": _strings(label, repeated=True),
         "taskId": _numeric(tid),
         "seqNo": _numeric(window),
@@ -276,8 +292,10 @@ def _gm_reads_column(tasks: list) -> ArgColumn:
     size; 0 when the access has no layout). NOTE: the tasks of a run read few distinct boxes
     (the same blocks, again and again): each box's text is made once. Boxes hold ints (the
     SimTask contract), so equal boxes have equal text."""
-    boxes: dict[tuple, tuple[str, str]] = {}    # (box, layout) -> its (file, page) text
-    file_texts, page_texts = [], []
+    # (box, layout) -> its (file text, page text, position among the distinct file texts)
+    boxes: dict[tuple, tuple[str, str, str]] = {}
+    items: dict[str, str] = {}                  # file text -> its position (as text)
+    file_texts, page_texts, refs = [], [], []
     for t in tasks:
         layouts = t.read_layouts
         row = []
@@ -286,12 +304,15 @@ def _gm_reads_column(tasks: list) -> ArgColumn:
             texts = boxes.get(key)
             if texts is None:
                 value = _gm_read(*key)
-                texts = boxes[key] = (json_value(value), json.dumps(value))
+                text = json_value(value)
+                texts = boxes[key] = (text, json.dumps(value),
+                                      items.setdefault(text, str(len(items))))
             row.append(texts)
         # NOTE: the file's text is compact; the page keys a list by json.dumps' default text
-        file_texts.append(f"[{','.join(f for f, _ in row)}]")
-        page_texts.append(f"[{', '.join(p for _, p in row)}]")
-    return ArgColumn(file_texts, page_texts, False)
+        file_texts.append(f"[{','.join(f for f, _, _ in row)}]")
+        page_texts.append(f"[{', '.join(p for _, p, _ in row)}]")
+        refs.append(f"[{','.join(r for _, _, r in row)}]")
+    return ArgColumn(file_texts, page_texts, False, list(items), refs)
 
 
 def _gm_read(box: tuple[int, tuple, tuple], layout: tuple | None) -> list:
@@ -313,9 +334,10 @@ def json_value(v: Any) -> str:
     return json.dumps(v, separators=COMPACT)
 
 
-def _execution_hints(tasks: list, dur: list[float]) -> list[str]:
-    """PyPTO's execution hint of each task: average, max and min duration (us) of the tasks of
-    its (root function, leaf), max / min the first of ties in task order."""
+def _execution_hints(tasks: list, dur: list[float], digits: int) -> list[str]:
+    """PyPTO's execution hint of each task: average, max and min duration (us, the average
+    rounded to `digits` decimals) of the tasks of its (root function, leaf), max / min the
+    first of ties in task order."""
     task_order = list(zip(*(map(attrgetter(k), tasks) for k in ("window", "instance", "call",
                                                                  "id"))))
     group = list(zip(map(attrgetter("root_index"), tasks), map(attrgetter("leaf"), tasks)))
@@ -330,7 +352,7 @@ def _execution_hints(tasks: list, dur: list[float]) -> list[str]:
 
         def ref(i: int) -> str:
             return "[{}-{}-{}]".format(*task_order[i][:3])
-        hints[key] = (f"Average Execution Time: {round(sum(durs) / len(durs), US_DIGITS)}\n"
+        hints[key] = (f"Average Execution Time: {round(sum(durs) / len(durs), digits)}\n"
                       f"Max Execution Time: {dur[hi]}, Task: {ref(hi)}\n"
                       f"Min Execution Time: {dur[lo]}, Task: {ref(lo)}\n")
     return list(map(hints.__getitem__, group))
@@ -343,14 +365,15 @@ def _execution_hints(tasks: list, dur: list[float]) -> list[str]:
 def _aicpu_events(result: SimResult) -> list[AicpuEvent]:
     """One X event per AicpuRun, by lane, start, end; ties by content, never by input order."""
     first_cpu = result.aic + result.aiv + 1
+    unit = _UNIT
+    start = time_units([a.start for a in result.aicpu], result.clock_mhz)
+    end = time_units([a.end for a in result.aicpu], result.clock_mhz)
     events = []
-    for a in result.aicpu:
+    for a, ts, dur in zip(result.aicpu, (start / unit).tolist(), ((end - start) / unit).tolist()):
         args = {"event-hint": f"{aicpu_lane_name(a.thread)}: {a.name}", "color": "",
                 **{str(key): jsonable(v) for key, v in sorted(a.args.items())},
                 "thread": a.thread}
-        events.append(AicpuEvent(lane_tid(first_cpu + a.thread),
-                                 round(result.us(a.start), US_DIGITS),
-                                 round(result.us(a.end - a.start), US_DIGITS), a.name, args))
+        events.append(AicpuEvent(lane_tid(first_cpu + a.thread), ts, dur, a.name, args))
     runs: list[AicpuRun] = result.aicpu
     keys = [(e.tid, a.start, a.end) for e, a in zip(events, runs)]
     order = sorted(range(len(events)), key=keys.__getitem__)
@@ -365,12 +388,9 @@ def _aicpu_events(result: SimResult) -> list[AicpuEvent]:
     return [events[i] for i in order]
 
 
-def _flows(result: SimResult, runs: list[TaskRun], ts: list[float],
-           dur: list[float]) -> tuple[list[int], list[int], list[float]]:
+def _flows(result: SimResult, runs: list[TaskRun]) -> tuple[list[int], list[int]]:
     """The resolved edges between written tasks, sorted by (pred id, succ id), as task
-    positions; and per task the ts of its s ends (0.0001 us before its end, inside the slice)."""
-    ends = [t + d for t, d in zip(ts, dur)]
-    s_ts = [round(e - min(FLOW_LEAD_US, (e - t) / 2), US_DIGITS) for t, e in zip(ts, ends)]
+    positions."""
     pred, succ = _edge_array(result.flows)
     order = np.lexsort((succ, pred))
     pred, succ = pred[order], succ[order]
@@ -381,7 +401,7 @@ def _flows(result: SimResult, runs: list[TaskRun], ts: list[float],
     known = (src >= 0) & (dst >= 0)
     src, dst = src[known].tolist(), dst[known].tolist()
     keep = _direct_edges(len(runs), src, dst)
-    return [src[k] for k in keep], [dst[k] for k in keep], s_ts
+    return [src[k] for k in keep], [dst[k] for k in keep]
 
 
 def _direct_edges(n: int, src: list[int], dst: list[int]) -> list[int]:
@@ -491,13 +511,12 @@ def _ready_times(result: SimResult, pred_ends: dict[int, float],
 
 
 # counter names in their order among samples at one time
-_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1, "ReadyCount_Total": 2,
-                  "BusyCount_AIV": 3, "BusyCount_AIC": 4}
+_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1, "ReadyCount_Total": 2}
 
 
 def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(cycles, values) of a counter driven by +/- changes, one sample per change of value;
-    changes at the same cycle are netted."""
+    """(times, values) of a counter driven by +/- changes, one sample per change of value;
+    changes at the same time are netted."""
     t, inverse = np.unique(times, return_inverse=True)
     net = np.zeros(len(t), dtype=np.int64)
     np.add.at(net, inverse, deltas)
@@ -507,11 +526,13 @@ def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np
 
 def _counters(result: SimResult,
               pred_ends: dict[int, float]) -> tuple[list[float], list[str], list[int]]:
-    """ReadyCount_* / BusyCount_* samples (us, name, size), by time then counter."""
+    """ReadyCount_* samples (us, name, size), by time then counter. Changes are netted at the
+    file's time resolution (`time_units`): one sample per counter and written time.
+    NOTE: no BusyCount (cores running a task): any trace viewer shows it, the X slices."""
     runs = result.tasks
     start = np.fromiter(map(attrgetter("start"), runs), dtype=np.float64, count=len(runs))
-    end = np.fromiter(map(attrgetter("end"), runs), dtype=np.float64, count=len(runs))
-    ready = _ready_times(result, pred_ends, start)
+    ready = time_units(_ready_times(result, pred_ends, start), result.clock_mhz)
+    start = time_units(start, result.clock_mhz)
     core = np.array(list(map(attrgetter("task.core"), runs)), dtype=object)
     series: list[tuple[str, np.ndarray, np.ndarray]] = []
     for k in sorted(set(core.tolist())):
@@ -519,8 +540,6 @@ def _counters(result: SimResult,
         up_down = np.repeat([1, -1], int(mine.sum()))
         series.append((f"ReadyCount_{k}", *_step_counter(
             np.concatenate([ready[mine], start[mine]]), up_down)))
-        series.append((f"BusyCount_{k}", *_step_counter(
-            np.concatenate([start[mine], end[mine]]), up_down)))
     if not series:
         return [], [], []
     series.append(("ReadyCount_Total", *_step_counter(
@@ -531,6 +550,6 @@ def _counters(result: SimResult,
     names = np.concatenate([np.full(len(t), i) for i, (_, t, _) in enumerate(series)])[order]
     label = [n for n, _, _ in series]
     values = np.concatenate([v for _, _, v in series])[order]
-    return (np.round(times[order] / result.clock_mhz, US_DIGITS).tolist(),
+    return ((times[order] / _UNIT).tolist(),
             [label[i] for i in names.tolist()],
             values.tolist())

@@ -22,27 +22,45 @@ Layout (shared/reference/swimlane_format.md section 1), kept as PyPTO writes it:
   `execution-hint` (average / max / min duration of the tasks of the same root function and
   leaf: the real samples carry one hint per subgraph, which is per root function only when the
   root has one leaf), `color` (the label), `taskId = (instance << 20) + call`, `seqNo`.
-* `s`/`f` flow pairs (cat = name = "machine-view-last-dep") for every direct dependency (PyPTO
-  writes every resolved edge; we leave out an edge another path implies, which keeps each
-  task's last-finishing predecessor): `s` on the
-  predecessor's lane 0.0001 us before its end (inside the slice, as PyPTO places it), `f`
-  (`bp: "e"`) on the successor's lane at its start; flow ids continue after the X ids.
+* `s`/`f` flow pairs for every direct dependency (PyPTO writes every resolved edge; we leave
+  out an edge another path implies, which keeps each task's last-finishing predecessor): `s`
+  on the predecessor's lane 1 ns before its end (PyPTO: 0.0001 us; 1 ns is the resolution
+  Perfetto reads, so `s` stays inside its slice and before the lane's next one), `f`
+  (`bp: "e"`) on the successor's lane at its start; flow ids continue after the X ids. No
+  `cat` / `name` (PyPTO: both "machine-view-last-dep"): optional in the Trace Event Format,
+  Perfetto pairs s with f by id (and cat / name, equal when absent), and they were a third of
+  a flow's text.
 * `C` counters on tid 1: `ReadyCount_AIV`, `ReadyCount_AIC` (only when cube tasks exist),
   `ReadyCount_Total`, sampled when they change.
 * event order: M, X by lane then start, s/f pairs, C; key order as in PyPTO's files.
+* times (ts, dur) in whole ns (3 decimals of us; a cycle is 0.56 ns at 1.8 GHz): a slice's
+  start and end are rounded, its dur is their difference, so its end is exact for any reader.
 
 Our extensions (ignored by readers that only know PyPTO's keys):
 
 * AICPU lanes after the core lanes, `AICPU_CTRL` (thread 0) and `AICPU_SCHED_<k>` (thread k),
-  lane numbers `aic + aiv + 1 + thread`, holding one X event per `AicpuRun`. Classify lanes by
-  the full name (`AIC_<n>` vs `AICPU_...`), never by the prefix "AIC".
-* extra X args: `leaf`, `root`, `window`, `instance`, `call`, `core_type`,
+  lane numbers `aic + aiv + 1 + thread`, holding one X event per `AicpuRun` (args: its own,
+  between `event-hint` = "<lane>: <name>", `color` = "" and `thread`).
+  Classify lanes by the full name (`AIC_<n>` vs `AICPU_...`), never by the prefix "AIC".
+* extra task args, after PyPTO's: `leaf`, `root`, `window`, `instance`, `call`, `core_type`,
   `merge` (merge group ids), `cost` (the non-zero per-task cost-model inputs), `l2_hit_bytes`,
   `hbm_bytes`, `gm_reads` (`[storage, offsets, extents, bytes]` per GM read box: which block a
   task loads, for the toolkit's repeated-load analysis), `sim_task_id`. Cycles are ts x
-  `clock_mhz` (times are written to 1e-6 us, 1/555 of a cycle at 1.8 GHz).
-* counters `BusyCount_AIV` / `BusyCount_AIC`: cores running a task.
-* top-level `otherData` (a Trace Event Format field): generator, kernel, clock_mhz, aic, aiv.
+  `clock_mhz`, to the ns.
+* top-level `otherData` (a Trace Event Format field): generator, kernel, clock_mhz, aic, aiv,
+  and `shared_args` (`SHARED_ARGS`), the tables of what the events share.
+
+Shared args (the file is ~1.3 KB per task, 45 MB before for a 9,344-task run; PyPTO's 7 keys
+stay on every task, the rest is written once): an event leaves out what `restore_args` gives
+back, and the reader restores it, so a parsed file holds every key above, in that order.
+* `DERIVED_ARGS`, written only where these do not give them: `window` = `seqNo`; `instance`,
+  `call` from the task name; `core_type` from the lane (AIC_n / AIV_n); `leaf` and `root`
+  from `shared_args.leaf` ("<root index>-<leaf index>" of the name → leaf) and
+  `shared_args.root` ("<root index>" → root).
+* `TABLE_ARGS` (`merge`, `cost`): the position of the value in `shared_args.<key>`;
+  `ITEM_TABLE_ARGS` (`gm_reads`): a list of positions in `shared_args.gm_reads`.
+* AICPU events: `event-hint`, `color` and `thread`, where they are the lane's.
+* No `BusyCount_*` counters (cores running a task): the X slices show it.
 
 A task's ready time (for `ReadyCount_*`) is `TaskRun.ready` when the simulator sets one, else
 the end of its last predecessor, else (no predecessor) the first task start of its window.
@@ -65,9 +83,8 @@ from pypto.dtypes import DataType
 from pypto.machine.result import SimResult
 
 PROCESS_NAME = "Machine View"
-FLOW_NAME = "machine-view-last-dep"
 PYPTO_CLOCK_MHZ = 1800          # PyPTO's time_convert_denominator (swimlane_format.md section 1)
-FLOW_LEAD_US = 1e-4            # s sits this far before the predecessor's end (PyPTO: 0.0001)
+FLOW_LEAD_US = 1e-4            # PyPTO puts s this far before the predecessor's end (ours: 1 ns)
 _TID_BASE = 1000
 COUNTER_TID = 1
 MAGIC_BASE = 10000             # callOpMagic = base + call index (PyPTO's magics start at 10000)
@@ -79,6 +96,16 @@ _JSON_SCALARS = frozenset((str, int, float, bool, type(None)))
 # a time (ts or dur, us) beyond this is not a trace's: ~11.6 days, while a kernel runs for ms
 MAX_TIME_US = 1e12
 _TASK_NAME = re.compile(r"^(\d+)-(\d+)-(\d+)-(\d+)-(\d+)\((.*)\)$", re.S)
+_SCHED_LANE = re.compile(r"^AICPU_SCHED_([1-9]\d*)$")
+# our files: the otherData key of the shared args; the task args restored from the event's
+# name, seqNo and lane and the function tables (inserted after seqNo, in this order); the task
+# args written as an index into a table of values
+SHARED_ARGS = "shared_args"
+DERIVED_ARGS = ("leaf", "root", "window", "instance", "call", "core_type")
+TABLE_ARGS = ("merge", "cost")
+ITEM_TABLE_ARGS = ("gm_reads",)         # a list of indices into a table of items
+_DERIVED_SET = frozenset(DERIVED_ARGS)
+_NOT_DERIVED = object()
 
 
 def lane_tid(number: int) -> int:
@@ -98,6 +125,12 @@ def task_id(instance: int, call: int) -> int:
     return (instance << 20) + call
 
 
+def task_fields(name: str) -> tuple[int, int, int, int, int] | None:
+    """(seqNo, instance, task index, root index, psgId) of a PyPTO-style task name, or None."""
+    m = _TASK_NAME.match(name)
+    return (int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5])) if m else None
+
+
 def task_label(name: str, args: dict[str, Any]) -> str:
     """The label of an X event: the bracket of a PyPTO-style name, else the `color` arg."""
     m = _TASK_NAME.match(name)
@@ -113,6 +146,96 @@ def task_labels(names: list[str], colors: list[Any], absent: Any = None) -> list
 
 def aicpu_lane_name(thread: int) -> str:
     return "AICPU_CTRL" if thread == 0 else f"AICPU_SCHED_{thread}"
+
+
+def aicpu_thread(lane_name: str) -> int | None:
+    """The AICPU thread of an `aicpu_lane_name`, None for any other name."""
+    if lane_name == "AICPU_CTRL":
+        return 0
+    m = _SCHED_LANE.match(lane_name)
+    return int(m.group(1)) if m else None
+
+
+# ----------------------------------------------------------------------------------------------
+# shared args: what our files leave out of each event and the reader restores
+# ----------------------------------------------------------------------------------------------
+
+def function_keys(fields: tuple[int, ...]) -> tuple[str, str]:
+    """(leaf, root) keys of the `SHARED_ARGS` function tables for a task whose name gives
+    `fields` (seqNo, instance, task, root index, leaf index): "<root>-<leaf>" and "<root>"."""
+    return f"{fields[3]}-{fields[4]}", str(fields[3])
+
+
+def derived_arg(key: str, fields: tuple[int, ...] | None, seq_no: Any, core: str | None,
+                tables: dict[str, Any]) -> Any:
+    """The value of `DERIVED_ARGS` key `key` of a task: `fields` parsed from its name, its
+    `seqNo` arg, its lane's core type ("AIC", "AIV" or None) and the `SHARED_ARGS` tables;
+    `_NOT_DERIVED` when they do not give it."""
+    if key == "window":
+        return seq_no if type(seq_no) is int else _NOT_DERIVED
+    if key == "core_type":
+        return core or _NOT_DERIVED
+    if fields is None:
+        return _NOT_DERIVED
+    if key == "instance":
+        return fields[1]
+    if key == "call":
+        return fields[2]
+    table = tables.get(key)
+    name = table.get(function_keys(fields)[key == "root"]) if type(table) is dict else None
+    return _NOT_DERIVED if name is None else name
+
+
+def _from_table(value: Any, table: list, items: bool) -> Any:
+    """A `TABLE_ARGS` value (`items`: an `ITEM_TABLE_ARGS` one) as the table gives it; a value
+    that is no index (list of indices) into it is kept."""
+    n = len(table)
+    if not items:
+        return table[value] if type(value) is int and 0 <= value < n else value
+    if type(value) is not list or not all(type(i) is int and 0 <= i < n for i in value):
+        return value
+    return [table[i] for i in value]
+
+
+def restore_args(data: SwimlaneData) -> None:
+    """Give each event of `data` back the args our writer left out or shared (see the module
+    docstring), from `data.other[SHARED_ARGS]`; a trace without it (PyPTO's, or a file written
+    before) is left as it is. NOTE: each args dict is replaced by one in the writer's key
+    order, so a parsed file equals the run's columns it was written from."""
+    tables = data.other.get(SHARED_ARGS)
+    if type(tables) is not dict:
+        return
+    lists = {k: v for k, v in tables.items()
+             if (k in TABLE_ARGS or k in ITEM_TABLE_ARGS) and type(v) is list}
+    cores = {tid: ln.name.split("_")[0] for tid, ln in data.lanes.items()
+             if ln.kind in ("aic", "aiv")}
+    set_args = TaskEvent.args.__set__
+    for t in data.tasks:
+        a = t.args
+        if "seqNo" not in a:
+            continue
+        fields = task_fields(t.name)
+        new = {}
+        for k, v in a.items():
+            if k in _DERIVED_SET:
+                continue                        # placed after seqNo
+            if k in lists:
+                v = _from_table(v, lists[k], k in ITEM_TABLE_ARGS)
+            new[k] = v
+            if k == "seqNo":
+                for d in DERIVED_ARGS:
+                    v = a[d] if d in a else derived_arg(d, fields, a["seqNo"],
+                                                        cores.get(t.lane), tables)
+                    if v is not _NOT_DERIVED:
+                        new[d] = v
+        set_args(t, new)
+    for e in data.aicpu:
+        a = e.args
+        lane = data.lanes.get(e.lane)
+        thread = aicpu_thread(lane.name) if lane is not None else None
+        if "event-hint" not in a and thread is not None:
+            set_args(e, {"event-hint": f"{lane.name}: {e.name}", "color": "", **a,
+                         "thread": thread})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -232,8 +355,7 @@ class TaskEvent:
     @property
     def fields(self) -> tuple[int, int, int, int, int] | None:
         """(seqNo, instance, task index, d, psgId) parsed from a PyPTO-style name."""
-        m = _TASK_NAME.match(self.name)
-        return tuple(int(m.group(i)) for i in range(1, 6)) if m else None
+        return task_fields(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,7 +551,9 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     `toolkit.trace` streams them from the file one at a time).
 
     NOTE: each X event becomes its `TaskEvent` as it arrives, so a streamed trace never holds
-    its raw event dicts next to the tasks built from them. A task goes to `tasks` or `aicpu` by
+    its raw event dicts next to the tasks built from them. The args our writer shares are
+    restored (`restore_args`) when the trace object's otherData is given; a caller that
+    streams the events restores them once it has read the otherData. A task goes to `tasks` or `aicpu` by
     its lane's kind, known once the lane's `thread_name` event has been seen (PyPTO and we write
     them first); in the rare file that declares (or redeclares) a lane after its first X event,
     the tasks are re-sorted into file order at the end.
@@ -536,8 +660,10 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     pairs = ((fid, s_tid, s_ts, *finishes[fid]) for fid, (s_tid, s_ts) in starts.items()
              if fid in finishes)                    # file order of the s events
     flows = _match_flows(tasks, pairs)
-    return SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process, dict(other),
-                        dict(dropped))
+    data = SwimlaneData(lanes, tasks, cpu, flows, dict(counters), process,
+                        dict(other) if isinstance(other, dict) else {}, dict(dropped))
+    restore_args(data)
+    return data
 
 
 def _match_flows(tasks: list[TaskEvent], pairs: Iterable[tuple]) -> list[Flow]:

@@ -4,8 +4,10 @@ Takes the columns of one run → the file text, one event per line (grep- and di
 exactly the text `json.dumps(event, separators=(",", ":"))` gives each event: no spaces, as
 Chrome's trace format and Perfetto allow (`swimlane_events` parses it back into the event
 dicts; `indent=4` writes those with PyPTO's formatting). Keeps: the layout and order of
-`swimlane`'s module docstring. Size: ~2.2 KB per task (glm_attention, 9,344 tasks: 20 MB;
-the spaced text with every dependency edge as a flow was 45 MB), see `run_columns`.
+`swimlane`'s module docstring, and its shared args: what the reader restores (`restore_args`)
+is left out of each event or written once into `otherData`. Size: ~1.35 KB per task
+(glm_attention, 9,344 tasks: 12.6 MB; PyPTO's 7 args keys alone are ~0.55 KB per task; the
+spaced text with every arg on every event and every dependency edge as a flow was 45 MB).
 
 NOTE: the events are formatted from string templates, not by the json encoder: every line of
 a block (tasks, flows, counters) is the same constant text around per-event fields, so a block
@@ -24,9 +26,10 @@ from pypto.machine.result import SimResult
 from pypto.profiling.run_columns import (COMPACT, AicpuEvent, RunColumns, json_numbers,
                                          json_str, json_strs, json_value, per_distinct,
                                          run_columns)
-from pypto.profiling.swimlane import COUNTER_TID, FLOW_NAME, PROCESS_NAME
+from pypto.profiling.swimlane import (COUNTER_TID, DERIVED_ARGS, ITEM_TABLE_ARGS,
+                                      PROCESS_NAME, SHARED_ARGS, TABLE_ARGS, aicpu_thread,
+                                      classify_lane, derived_arg, function_keys, task_fields)
 
-_FLOW = json_str(FLOW_NAME)
 _SEP = ",\n"                                            # between events
 _SLICE = 1 << 20                                        # characters written at a time
 
@@ -63,12 +66,17 @@ def swimlane_events(run: SimResult | RunColumns) -> dict[str, Any]:
 def swimlane_text(run: SimResult | RunColumns) -> list[str]:
     """The file text of `run`, in pieces (event blocks and the separators between them)."""
     cols = run if isinstance(run, RunColumns) else run_columns(run)
-    blocks = [b for b in (_meta_block(cols), _task_block(cols), _aicpu_block(cols),
-                          _flow_block(cols), _counter_block(cols)) if b]
+    shared: dict[str, str] = {}
+    blocks = [b for b in (_meta_block(cols), _task_block(cols, shared) if cols.runs else "",
+                          _aicpu_block(cols), _flow_block(cols), _counter_block(cols)) if b]
     pieces = ['{"traceEvents":[\n']
     for i, block in enumerate(blocks):
         pieces += [_SEP, block] if i else [block]
-    pieces.append(f'\n],"otherData":{json.dumps(cols.other, separators=COMPACT)}}}\n')
+    other = json.dumps(cols.other, separators=COMPACT)
+    if shared:
+        tables = ",".join(f"{json_str(k)}:{text}" for k, text in shared.items())
+        other = f'{other[:-1]}{"," if cols.other else ""}{json_str(SHARED_ARGS)}:{{{tables}}}}}'
+    pieces.append(f'\n],"otherData":{other}}}\n')
     return pieces
 
 
@@ -106,13 +114,55 @@ def _x_tail(first_id: int, names: list[str], tids: list[int], ts_json: list[str]
     return texts, fields
 
 
-def _task_block(cols: RunColumns) -> str:
-    keys = list(cols.args)
-    texts = ['{"args":{' + json_str(keys[0]) + ":"]
-    texts += [f",{json_str(k)}:" for k in keys[1:]]
+def _task_block(cols: RunColumns, shared: dict[str, Any]) -> str:
+    """The task X events; their args as `_file_args` writes them, the tables into `shared`."""
+    texts, fields = _file_args(cols, shared)
     n = len(cols.runs)
     tail_texts, tail_fields = _x_tail(0, cols.name, cols.tid, cols.ts_json[:n], cols.dur_json[:n])
-    return _rows(texts + tail_texts, [cols.args[k].json for k in keys] + tail_fields)
+    return _rows(texts[:-1] + [texts[-1] + tail_texts[0]] + tail_texts[1:],
+                 fields + tail_fields)
+
+
+def _file_args(cols: RunColumns, shared: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Templates and fields of the task args as the file holds them: a `DERIVED_ARGS` key only
+    on the tasks whose name, seqNo, lane and function tables do not give its value (the
+    reader's `derived_arg`), a `TABLE_ARGS` key as an index into its table of distinct
+    values; the tables go into `shared` (as JSON texts). The first key must be written."""
+    n = len(cols.runs)
+    fields = list(map(task_fields, cols.name))
+    lane_core = {tid: name.split("_")[0] for tid, name in cols.lanes
+                 if classify_lane(tid, name).kind in ("aic", "aiv")}
+    cores = list(map(lane_core.get, cols.tid))
+    tables: dict[str, Any] = {"leaf": {}, "root": {}}
+    for f, leaf, root in zip(fields, cols.args["leaf"].page, cols.args["root"].page):
+        if f is not None:                   # the first name seen for an index is its entry
+            leaf_key, root_key = function_keys(f)
+            tables["leaf"].setdefault(leaf_key, leaf)
+            tables["root"].setdefault(root_key, root)
+    seq_no = cols.args["seqNo"].page
+    texts, columns = ["{\"args\":{"], []
+    for key, col in cols.args.items():
+        head = json_str(key) + ":"
+        if key in DERIVED_ARGS:
+            given = [derived_arg(key, fields[i], seq_no[i], cores[i], tables) for i in range(n)]
+            keep = [g != v or type(g) is not type(v) for g, v in zip(given, col.page)]
+            columns.append([f",{head}{t}" if k else "" for k, t in zip(keep, col.json)])
+            texts.append("")
+            continue
+        if key in TABLE_ARGS:
+            index = {t: str(i) for i, t in enumerate(dict.fromkeys(col.json))}
+            shared[key] = "[" + ",".join(index) + "]"
+            column = list(map(index.__getitem__, col.json))
+        elif key in ITEM_TABLE_ARGS and col.items is not None:
+            shared[key] = "[" + ",".join(col.items) + "]"
+            column = col.item_refs
+        else:
+            column = col.json
+        texts[-1] += head if not columns else "," + head
+        columns.append(column)
+        texts.append("")
+    shared.update((k, json.dumps(v, separators=COMPACT)) for k, v in tables.items())
+    return texts, columns
 
 
 def _aicpu_block(cols: RunColumns) -> str:
@@ -120,17 +170,29 @@ def _aicpu_block(cols: RunColumns) -> str:
     n = len(cols.runs)
     tail_texts, tail_fields = _x_tail(n, [e.name for e in events], [e.tid for e in events],
                                       cols.ts_json[n:], cols.dur_json[n:])
-    return _rows(['{"args":{'] + tail_texts, [_aicpu_args(events)] + tail_fields)
+    return _rows(['{"args":{'] + tail_texts, [_aicpu_args(events, dict(cols.lanes))] + tail_fields)
 
 
-def _aicpu_args(events: list[AicpuEvent]) -> list[str]:
-    """The text inside each AICPU event's args braces. NOTE: AICPU events come in a few
-    shapes (key lists): each shape's values are encoded column by column into one template."""
+def _aicpu_args(events: list[AicpuEvent], lanes: dict[int, str]) -> list[str]:
+    """The text inside each AICPU event's args braces: without the event-hint, color and
+    thread that the reader restores from the lane and the name (`restore_args`) where they
+    are those. NOTE: AICPU events come in a few shapes (key lists): each shape's values are
+    encoded column by column into one template."""
     shapes: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for i, e in enumerate(events):
-        shapes[tuple(e.args)].append(i)
+        keys = tuple(e.args)
+        if keys[:2] == ("event-hint", "color") and keys[-1:] == ("thread",) and len(keys) >= 3:
+            lane = lanes.get(e.tid)
+            thread = aicpu_thread(lane) if lane is not None else None
+            a = e.args
+            if thread is not None and a["color"] == "" and type(a["thread"]) is int \
+                    and a["thread"] == thread and a["event-hint"] == f"{lane}: {e.name}":
+                keys = keys[2:-1]
+        shapes[keys].append(i)
     texts: list[str] = [""] * len(events)
     for keys, members in shapes.items():
+        if not keys:
+            continue                                    # "args":{}
         template = ",".join(json_str(k).replace("{", "{{").replace("}", "}}") + ":{}"
                              for k in keys)
         values = [[events[i].args[k] for i in members] for k in keys]
@@ -157,8 +219,7 @@ def _flow_block(cols: RunColumns) -> str:
     f_at = [f'{tid},"ts":{ts}' for tid, ts in zip(tids, cols.ts_json)]
     first = cols.n_events
     ids = list(map(str, range(first, first + len(cols.flow_src))))
-    texts = [f'{{"cat":{_FLOW},"id":', f',"name":{_FLOW},"ph":"s","pid":1,"tid":',
-             f'}},\n{{"bp":"e","cat":{_FLOW},"id":', f',"name":{_FLOW},"ph":"f","pid":1,"tid":',
+    texts = ['{"id":', ',"ph":"s","pid":1,"tid":', '},\n{"bp":"e","id":', ',"ph":"f","pid":1,"tid":',
              "}"]
     return _rows(texts, [ids, list(map(s_at.__getitem__, cols.flow_src)), ids,
                          list(map(f_at.__getitem__, cols.flow_dst))])

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 from pypto.profiling.swimlane import (MAX_TIME_US, SwimlaneData, TraceFormatError,
-                                      parse_swimlane)
+                                      parse_swimlane, restore_args)
 from pypto.toolkit.errors import ToolkitError
 
 _CHUNK = 1 << 20                # characters read per refill
@@ -270,6 +270,7 @@ def load(path: str | os.PathLike) -> SwimlaneData:
             gc.enable()
     other = top.get("otherData")
     data.other = dict(other) if isinstance(other, dict) else {}
+    restore_args(data)      # NOTE: otherData may follow the events: restored once all are read
     if not data.tasks and not data.aicpu:
         raise ToolkitError(f"{p}: no task events (no 'X' events on core lanes)")
     if data.dropped:
