@@ -157,7 +157,8 @@ _SPECS: list[OptionSpec] = [
     OptionSpec("runtime", "stitch_function_max_num", int_range(1, 1024), 128,
                "root instances per stitched device task (simulator)"),
     OptionSpec("runtime", "max_workspace_kb", int_range(0, 2**31 - 1), 0,
-               "accepted; no effect yet: memory-driven stitching is not modelled (workspace is reported)"),
+               "memory-driven stitch: a window takes root instances while their workspace fits "
+               "in this many KiB (stitch_function_max_num no longer limits it); 0 = off"),
     OptionSpec("runtime", "valid_shape_optimize", int_range(0, 1), 0,
                "accepted; no effect: tails are handled by valid extents at run time in every block"),
     OptionSpec("runtime", "ready_on_host_tensors", str_list, [],

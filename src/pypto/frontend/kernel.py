@@ -41,7 +41,7 @@ from pypto.passes import CompiledProgram, compile_program
 from pypto.runtime import differential
 from pypto.machine.simulate import simulate
 from pypto.runtime.reference import ReferenceExecutor
-from pypto.runtime.stitch import Stitcher, private_storages
+from pypto.runtime.stitch import Stitcher, slot_facts
 from pypto.runtime.tile_executor import TileExecutor
 from pypto.symbolic import SymbolicScalar, sym_max, sym_min
 
@@ -388,9 +388,12 @@ class JitKernel:
             executor.run()
             self.last_executor = executor
             return
+        budget_kb = opt.lookup("runtime.max_workspace_kb", 0)
         stitcher = Stitcher(opt.lookup("runtime.stitch_function_max_num", 128),
                             opt.lookup("runtime.stitch_function_size", 20000),
-                            private_storages(compiled.roots.values()))
+                            slot_facts(compiled.roots.values()),
+                            budget_kb * 1024 if budget_kb else None,
+                            compiled.spec.memory.get("hbm_capacity"))
         if opt.lookup("verify.enable_pass_verify", False):
             # verify_options: the compiled (tile-level) run is checked against the reference
             executor = differential.run_checked(
@@ -406,8 +409,7 @@ class JitKernel:
         # The simulation runs when its result is first asked for (kernel.last_run) or written.
         self._pending_run = functools.partial(
             simulate, stitcher.tasks, compiled.spec, self.__name__,
-            opt.lookup("runtime.device_sched_mode", 0),
-            frozenset(p.value.storage.id for p in program.params),
+            opt.lookup("runtime.device_sched_mode", 0), stitcher.window_workspace,
             opt.lookup("runtime.launch_sched_aicpu_num"))
         self._last_run = None
         if opt.lookup("debug.runtime_debug_mode", 0):

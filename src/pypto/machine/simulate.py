@@ -28,6 +28,7 @@ from collections import defaultdict, deque
 from functools import reduce
 from itertools import chain, compress, islice
 from operator import add, attrgetter, le
+from typing import Sequence
 
 import numpy as np
 from numpy import greater_equal as _greater_equal
@@ -361,7 +362,8 @@ class Simulator:
 
     # ---- whole run ----
     def run(self, tasks: list[SimTask], kernel: str,
-            params: frozenset = frozenset()) -> SimResult:
+            workspace: Sequence[float] = ()) -> SimResult:
+        """`workspace`: GM workspace bytes of each window, as the stitcher measured them."""
         numbers = [t.window for t in tasks]
         self._in_order = all(map(le, numbers, islice(numbers, 1, None)))
         windows: dict[int, list[SimTask]] = defaultdict(list)
@@ -379,15 +381,16 @@ class Simulator:
                 + a["edge_cycles"] * cross
             start_build = build_end
             build_end = start_build + build
+            space = float(workspace[w]) if w < len(workspace) else 0.0
             self.builds.append(AicpuRun(0, f"build window {w}", start_build, build_end,
                                         {"instances": instances, "tasks": len(wt),
-                                         "cross_edges": cross}))
+                                         "cross_edges": cross, "workspace_bytes": space}))
             self.aicpu.append(self.builds[-1])
             launch = max(build_end + a["launch_cycles"], prev_end)
             done = len(self.sched_work)
             prev_end = self.run_window(wt, graph, launch)
             self.aicpu += self.sched_work[done:]
-            window_stats.append((instances, len(wt), cross, _workspace(wt, params)))
+            window_stats.append((instances, len(wt), cross, space))
         return self._result(tasks, kernel, build_end, window_stats)
 
     # ---- one window ----
@@ -705,30 +708,17 @@ def _floats(*values: float) -> tuple[float, ...]:
     return tuple(map(float, values))
 
 
-def _workspace(tasks: list[SimTask], params: frozenset) -> float:
-    """GM workspace a window needs: the distinct boxes its tasks write outside the kernel's
-    parameters (intermediates crossing tasks or instances)."""
-    boxes = {}
-    for t in tasks:
-        if not t.writes:
-            continue
-        for acc, (_, isz) in zip(t.writes, t.write_layouts):
-            if acc[0] not in params:
-                boxes[acc] = _prod(acc[2]) * isz
-    return float(sum(boxes.values()))
-
-
 def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
-             sched_mode: int = 0, params: frozenset = frozenset(),
+             sched_mode: int = 0, workspace: Sequence[float] = (),
              sched_threads: int | None = None) -> SimResult:
-    """Simulate stitched tasks on `spec`; see the module docstring for the model. `params`:
-    storage ids of the kernel's parameters (not workspace)."""
+    """Simulate stitched tasks on `spec`; see the module docstring for the model.
+    `workspace`: GM workspace bytes per window (`Stitcher.window_workspace`)."""
     # NOTE: a run allocates one long-lived record per task; pausing the cyclic GC meanwhile
     # avoids repeated full collections over them.
     was_on = gc.isenabled()
     gc.disable()
     try:
-        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, params)
+        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)
     finally:
         if was_on:
             gc.enable()

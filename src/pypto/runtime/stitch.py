@@ -2,25 +2,39 @@
 into windows (device tasks) of at most `stitch_function_max_num` instances, with the
 dependencies between their tasks.
 
-Takes the executor's per-call task records → a task DAG per window. Keeps: inside an instance
-the call ops' own dependencies; between instances of one window, read-after-write,
-write-after-read and write-after-write on overlapping GM windows; windows run one after the
-other. An intermediate (op result) that only one root function touches is that root's
-workspace, which every instance has its own copy of (PyPTO allocates workspace per stitched
-instance): two instances of that root never depend on each other through it. A window also
-closes when its call-op count would pass `stitch_function_size` and before a loop marked
-`submit_before_loop`. Overlapping boxes are found on a grid (`box_grid.BoxGrid`), so linking a
-window costs about linearly in its accesses.
+Takes the executor's per-call task records → a task DAG per window. Keeps PyPTO's runtime
+semantics (compiler_runtime.md §5.3, §5.6):
+- inside an instance, the call ops' own (compile-time) dependencies;
+- kernel parameters and `pypto.tensor` scratch are real memory: between instances of a window,
+  read-after-write, write-after-read and write-after-write on overlapping regions;
+- an op result (a temp) is workspace, and every stitched instance has its own copy of its
+  root's workspace. A temp that only one root function touches never links two instances. A
+  temp that crosses root boundaries lives in a slot: when an instance of the root that
+  *creates* the value writes it, the instance gets a fresh copy (a new generation of the slot),
+  so later readers match that last producer only and no write-after-read / write-after-write
+  edge to earlier copies appears. Writes into part of an existing value (assemble into a temp
+  made elsewhere) share that copy's memory and conflict as real memory does. The window's
+  workspace pool holds a copy per instance (PyPTO sizes it by the stitch depth), so memory is
+  reused only across windows, which run one after the other;
+- a window closes at `stitch_function_max_num` instances, when its call-op count would pass
+  `stitch_function_size`, before a loop marked `submit_before_loop`, and, with a workspace
+  budget (`max_workspace_kb`, PyPTO's memory-driven stitch), before the instance that would
+  overflow it (`runtime.workspace`).
+Overlapping boxes are found on a grid (`box_grid.BoxGrid`), so linking a window costs about
+linearly in its accesses.
 """
 from __future__ import annotations
 
 import weakref
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from pypto.box_grid import BoxGrid
-from pypto.machine.result import SimTask
 from pypto.gc_pause import gc_paused
+from pypto.machine.result import SimTask
+from pypto.ops.core import REGISTRY
+from pypto.runtime.workspace import WorkspaceMeter
 
 Access = tuple[int, tuple[int, ...], tuple[int, ...]]
 
@@ -35,55 +49,117 @@ def _overlap(a: Access, b: Access) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class SlotFacts:
+    """What the stitcher needs to know about the storages of a compiled program."""
+
+    # root name -> the temps only that root touches (its per-instance workspace)
+    private: dict[str, frozenset[int]] = field(default_factory=dict)
+    # temp storage id -> the roots whose instances create the value (a fresh copy each)
+    creators: dict[int, frozenset[str]] = field(default_factory=dict)
+    temps: frozenset[int] = frozenset()     # every op-result storage
+    scratch: frozenset[int] = frozenset()   # every pypto.tensor storage
+
+
+def slot_facts(roots: Iterable[Any]) -> SlotFacts:
+    """The slot facts of the root functions of one compiled program."""
+    roots = list(roots)
+    touched: dict[int, set[str]] = defaultdict(set)
+    creators: dict[int, set[str]] = defaultdict(set)
+    scratch: set[int] = set()
+    for root in roots:
+        temps, made, local = _storages(root)
+        for sid in temps:
+            touched[sid].add(root.name)
+        for sid in made:
+            creators[sid].add(root.name)
+        scratch |= local
+    private: dict[str, set[int]] = defaultdict(set)
+    for sid, names in touched.items():
+        if len(names) == 1:
+            private[next(iter(names))].add(sid)
+    return SlotFacts({name: frozenset(ids) for name, ids in private.items()},
+                     {sid: frozenset(names) for sid, names in creators.items()},
+                     frozenset(touched), frozenset(scratch))
+
+
 def private_storages(roots: Iterable[Any]) -> dict[str, frozenset[int]]:
     """Root name -> the op-result storages only that root function touches (its per-instance
     workspace). Parameters, `pypto.tensor` scratch and results shared by several roots (a value
     computed before a loop and read in it, a loop-carried buffer) are never private."""
-    touched: dict[int, set[str]] = defaultdict(set)
-    for root in roots:
-        for sid in _temp_storages(root):
-            touched[sid].add(root.name)
-    out: dict[str, set[int]] = defaultdict(set)
-    for sid, names in touched.items():
-        if len(names) == 1:
-            out[next(iter(names))].add(sid)
-    return {name: frozenset(ids) for name, ids in out.items()}
+    return slot_facts(roots).private
 
 
 # NOTE: computed once per root function: the scan over every region of every tile op cost
 # more than the rest of a small kernel's stitching, on every call of the kernel
-_TEMP_STORAGES: "weakref.WeakKeyDictionary[Any, frozenset[int]]" = weakref.WeakKeyDictionary()
+_STORAGES: "weakref.WeakKeyDictionary[Any, tuple[frozenset[int], ...]]" = \
+    weakref.WeakKeyDictionary()
 
 
-def _temp_storages(root: Any) -> frozenset[int]:
-    """The op-result (temp) storages the tile ops of `root` read or write."""
-    found = _TEMP_STORAGES.get(root)
+def _storages(root: Any) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    """(temps the tile ops of `root` read or write, temps whose value `root` creates,
+    pypto.tensor scratch it touches)."""
+    found = _STORAGES.get(root)
     if found is None:
-        found = _TEMP_STORAGES[root] = frozenset(
-            r.value.storage.id for op in root.graph.ops
-            for r in op.inputs + ([op.output] if op.output is not None else [])
-            if r.value.storage.kind.value == "temp")
+        temps, made, local = set(), set(), set()
+        for op in root.graph.ops:
+            for r in op.inputs + ([op.output] if op.output is not None else []):
+                kind = r.value.storage.kind.value
+                if kind == "temp":
+                    temps.add(r.value.storage.id)
+                elif kind == "local":
+                    local.add(r.value.storage.id)
+            if op.output is not None and _creates(op):
+                made.add(op.output.value.storage.id)
+        found = _STORAGES[root] = (frozenset(temps), frozenset(made), frozenset(local))
     return found
+
+
+def _creates(op: Any) -> bool:
+    """Whether tile op `op` writes part of a fresh value its tensor op creates (not an assemble
+    into, or an alias of, an existing one)."""
+    value, src = op.output.value, op.src
+    return (value.storage.kind.value == "temp" and not REGISTRY[src.opcode].writes
+            and any(v is value for v in src.outputs)
+            and all(v.storage is not value.storage for v in src.inputs))
 
 
 class Stitcher:
     """Collects tasks instance by instance and closes windows."""
 
     def __init__(self, max_instances: int, max_calls: int,
-                 private: dict[str, frozenset[int]] | None = None):
-        self.private = private or {}
-        self.max_instances = max_instances
+                 facts: SlotFacts | dict[str, frozenset[int]] | None = None,
+                 workspace_budget: int | None = None, device_bytes: int | None = None):
+        """`facts`: the program's `slot_facts` (a bare private-storage dict is accepted);
+        `workspace_budget` (bytes): memory-driven stitching, which lifts `max_instances`;
+        `device_bytes`: the HBM no window's workspace may exceed."""
+        if not isinstance(facts, SlotFacts):
+            facts = SlotFacts(private=dict(facts or {}))
+        self.facts = facts
+        self.private = facts.private
+        self.max_instances = max_instances if not workspace_budget else 1 << 62
         self.max_calls = max_calls
+        self.meter = WorkspaceMeter(facts.temps, facts.scratch, workspace_budget, device_bytes)
         self.tasks: list[SimTask] = []
         self.window = 0
         self.instances_in_window = 0
         self.calls_in_window = 0
         self.total_instances = 0
         self.cross_edges = 0
-        self._window_start = 0  # index into tasks of the window's first task
+        self._window_start = 0      # index into tasks of the window's first task
+        self._instance_start = 0    # ... and of the current instance's first task
+        self._instance_calls = 0
+        self._instance_root = ""
+        self._open = False          # an instance is being stitched
+
+    @property
+    def window_workspace(self) -> list[int]:
+        """GM workspace bytes of every closed window, in window order."""
+        return self.meter.windows
 
     def begin_instance(self, calls: int) -> int:
         """Start a root instance of `calls` call ops; returns its index inside the window."""
+        self._end_instance()
         if self.instances_in_window and (
                 self.instances_in_window >= self.max_instances
                 or self.calls_in_window + calls > self.max_calls):
@@ -91,34 +167,72 @@ class Stitcher:
         self.instances_in_window += 1
         self.calls_in_window += calls
         self.total_instances += 1
+        self._instance_start = len(self.tasks)
+        self._instance_calls = calls
+        self._instance_root = ""
+        self._open = True
         return self.instances_in_window - 1
 
     def add(self, task: SimTask) -> None:
         task.id = len(self.tasks)
         task.window = self.window
         self.tasks.append(task)
+        self._instance_root = task.root
+        self.meter.add(task)
 
     def flush(self) -> None:
         """Close the current window (dependencies across its instances are resolved now)."""
+        self._end_instance()
+        self._close(len(self.tasks))
+
+    def _end_instance(self) -> None:
+        """Account the instance that just ended; under a workspace budget, move it to a new
+        window when it does not fit in the current one."""
+        if not self._open:
+            return
+        self._open = False
+        if self.meter.end_instance(self._instance_root):
+            return
+        moved = self.tasks[self._instance_start:]
+        self.instances_in_window -= 1
+        self.calls_in_window -= self._instance_calls
+        self._close(self._instance_start)
+        self.instances_in_window, self.calls_in_window = 1, self._instance_calls
+        for t in moved:
+            t.window, t.instance = self.window, 0
+            self.meter.add(t)
+        self.meter.end_instance(self._instance_root)
+
+    def _close(self, end: int) -> None:
         if self.instances_in_window == 0:
             return
         with gc_paused():
-            self._link(self.tasks[self._window_start:])
+            self._link(self.tasks[self._window_start:end])
+        self.meter.close_window()
         self.window += 1
         self.instances_in_window = 0
         self.calls_in_window = 0
-        self._window_start = len(self.tasks)
+        self._window_start = end
 
     def _link(self, tasks: list[SimTask]) -> None:
-        reads: dict[int, _BoxIndex] = defaultdict(_BoxIndex)
-        writes: dict[int, _BoxIndex] = defaultdict(_BoxIndex)
+        reads: dict[tuple[int, int], _BoxIndex] = defaultdict(_BoxIndex)
+        writes: dict[tuple[int, int], _BoxIndex] = defaultdict(_BoxIndex)
+        creators = self.facts.creators
+        generation: dict[int, int] = {}               # slot -> its current copy
+        producer: dict[int, tuple[str, int]] = {}     # slot -> (root, instance) that made it
         for t in tasks:
             deps: set[int] = set()
             private = self.private.get(t.root, ())
             me, root = t.instance, t.root
+            for acc in t.writes:   # a creating instance writes a fresh copy of the slot
+                sid = acc[0]
+                if root in creators.get(sid, ()) and producer.get(sid) != (root, me):
+                    producer[sid] = (root, me)
+                    generation[sid] = generation.get(sid, 0) + 1
             for acc in t.reads:
                 own_root = acc[0] in private
-                for group in writes[acc[0]].overlapping(acc):
+                slot = (acc[0], generation.get(acc[0], 0))
+                for group in writes[slot].overlapping(acc):
                     for r, by_instance in group.items():
                         if not (own_root and r == root):
                             for inst, ids in by_instance.items():
@@ -126,7 +240,8 @@ class Stitcher:
                                     deps.update(ids)
             for acc in t.writes:
                 own_root = acc[0] in private
-                for index in (writes[acc[0]], reads[acc[0]]):
+                slot = (acc[0], generation.get(acc[0], 0))
+                for index in (writes[slot], reads[slot]):
                     for group in index.overlapping(acc):
                         for r, by_instance in group.items():
                             if not (own_root and r == root):
@@ -137,9 +252,16 @@ class Stitcher:
             self.cross_edges += len(new)
             t.preds.extend(new)
             for acc in t.reads:
-                reads[acc[0]].add(t, acc)
+                reads[(acc[0], generation.get(acc[0], 0))].add(t, acc)
             for acc in t.writes:
-                writes[acc[0]].add(t, acc)
+                slot = (acc[0], generation.get(acc[0], 0))
+                # t now orders every earlier access of other instances to this very box (but
+                # its own root's, to its private workspace), so later tasks need to wait for t
+                # only: the last writer and the readers since
+                keep = root if acc[0] in private else None
+                reads[slot].supersede(me, acc, keep)
+                writes[slot].supersede(me, acc, keep)
+                writes[slot].add(t, acc)
 
 
 # root -> instance -> ids of the tasks of that instance that accessed one box
@@ -182,6 +304,19 @@ class _BoxIndex:
             by_instance[task.instance] = [task.id]
         elif ids[-1] != task.id:
             ids.append(task.id)
+
+    def supersede(self, instance: int, acc: Access, keep_root: str | None = None) -> None:
+        """Forget the other instances' accesses to exactly the box of `acc` (but those of
+        `keep_root`): a write to it by `instance` depends on them all, so it stands in."""
+        group = self.boxes.get((acc[1], acc[2]))
+        if group is None:
+            return
+        for root in [r for r in group if r != keep_root]:
+            by_instance = group[root]
+            for inst in [i for i in by_instance if i != instance]:
+                del by_instance[inst]
+            if not by_instance:
+                del group[root]
 
     def overlapping(self, acc: Access) -> list[_Group]:
         """The groups of the earlier boxes `acc` overlaps, each once."""
