@@ -104,20 +104,20 @@ def _rows(x, pair, start, length, width):
     return pypto.reshape(window, [length, width])
 
 
-def _block_inverse(n_cat, coef, consts, cfg: GdnConfig):
+def _block_inverse(n_cat, coef, eye16, eye_cat, cfg: GdnConfig):
     """(I - N_b)^-1 of every strictly lower 16 x 16 diagonal block N_b, by the row recurrence
     X[i] = N[i] + sum_j N[i, j] X[j], on all blocks at once: the blocks side by side as
     [16, chunk] (n_cat[i, 16b + c] = N_b[i, c]); coef[j, 16 C i + 16b + c] = N_b[i, j] is
-    row i's coefficient of row j. Returns the inverses side by side, [16, chunk]."""
+    row i's coefficient of row j. Returns the inverses side by side, [16, chunk]. The vector
+    TileShape [16, 16 inv_blocks] makes it chunk / (16 inv_blocks) isomorphic subgraphs."""
     c = cfg.chunk
     pypto.set_vec_tile_shapes(BLOCK, BLOCK * cfg.inv_blocks)
-    eye = consts["eye16"]
-    x = n_cat * eye[:, 1:2]                             # row 1 = N[1]; the other rows 0
+    x = n_cat * eye16[:, 1:2]                           # row 1 = N[1]; the other rows 0
     for i in range(2, BLOCK):
         row = n_cat[i:i + 1, :] + pypto.sum(coef[:, i * c:(i + 1) * c] * x, dim=0,
                                             keepdim=True)
-        x = x + eye[:, i:i + 1] * row                   # write row i (it was 0)
-    return x + consts["eye_cat"]
+        x = x + eye16[:, i:i + 1] * row                 # write row i (it was 0)
+    return x + eye_cat
 
 
 def make_kernel(cfg: GdnConfig):
@@ -142,7 +142,6 @@ def make_kernel(cfg: GdnConfig):
                        eye16: pypto.Tensor([BLOCK, BLOCK], f32),
                        eye_cat: pypto.Tensor([BLOCK, c], f32),
                        o: pypto.Tensor([p_, t_, d], f32), state: pypto.Tensor([p_, d, d], f32)):
-        consts = {"eye16": eye16, "eye_cat": eye_cat}
         pypto.set_cube_tile_shapes([c, c], [64, 128], [128, 128])
         for p in pypto.loop(p_, name="LOOP_PAIR", idx_name="p"):
             pypto.set_vec_tile_shapes(1, d, d)
@@ -167,7 +166,7 @@ def make_kernel(cfg: GdnConfig):
                 n_cat = pypto.matmul(fold, n * block_diag, f32)
                 n_t_cat = pypto.matmul(fold, pypto.transpose(n, 0, 1) * block_diag, f32)
                 coef = pypto.matmul(n_t_cat, select, f32)              # [16, 16 C]
-                x_cat = _block_inverse(n_cat, coef, consts, cfg)
+                x_cat = _block_inverse(n_cat, coef, eye16, eye_cat, cfg)
                 pypto.set_semantic_label("wy_factors")
                 pypto.set_vec_tile_shapes(c, 128)
                 dinv = pypto.matmul(fold, x_cat, f32, a_trans=True) * block_diag

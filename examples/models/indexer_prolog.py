@@ -109,7 +109,7 @@ def _rope(x1, x2, cos, sin):
     return x1 * cos - x2 * sin, x2 * cos + x1 * sin
 
 
-def _quant(parts, dim_max):
+def _quant(parts):
     """int8 of the concatenation of `parts` along the last dim with one scale per row:
     scale = max|x| / 127, q = rint(x / scale). Returns (int8 parts, scale)."""
     amax = pypto.amax(pypto.abs(parts[0]), dim=-1, keepdim=True)
@@ -153,7 +153,7 @@ def make_kernel(cfg: IndexerConfig):
         q = pypto.cast(q32, f32) * qr_scale * wq_scale
         pypto.set_vec_tile_shapes(1, t, d)
         parts = [*_rope(q[:, :, :HALF], q[:, :, HALF:ROPE_DIM], cos, sin), q[:, :, ROPE_DIM:]]
-        q_parts, q_scale[:] = _quant(parts, d)
+        q_parts, q_scale[:] = _quant(parts)
         for part, start in zip(q_parts, (0, HALF, ROPE_DIM)):
             q_int8[:, :, start:] = part
         # ---- key: matmul, LayerNorm, RoPE, requant per token
@@ -167,7 +167,7 @@ def make_kernel(cfg: IndexerConfig):
         var = pypto.mean(centred * centred, dim=-1, keepdim=True)
         k = centred * pypto.rsqrt(var + EPS) * ln_gamma + ln_beta
         k_parts, k_scale[:] = _quant(
-            [*_rope(k[:, :HALF], k[:, HALF:ROPE_DIM], cos, sin), k[:, ROPE_DIM:]], d)
+            [*_rope(k[:, :HALF], k[:, HALF:ROPE_DIM], cos, sin), k[:, ROPE_DIM:]])
         for part, start in zip(k_parts, (0, HALF, ROPE_DIM)):
             k_int8[:, start:] = part
         # ---- per-head weights
