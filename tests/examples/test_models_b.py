@@ -123,6 +123,18 @@ def test_gdn_chunk_128_halves_the_chunk_instances(gdn, gdn_runs):
     assert c128.stats["tasks"] < c64.stats["tasks"]
 
 
+def test_gdn_only_the_state_recurrence_crosses_chunks(gdn_runs):
+    """A chunk's tasks wait for another instance only where they read the state: the
+    intra-chunk work (decay, KK^T, inverse, WY factors) of the next chunks runs ahead."""
+    for name in ("prefill", "chunk64"):
+        run = gdn_runs[name].last_run
+        tasks = {r.task.id: r.task for r in run.tasks}
+        crossing = {t.label for t in tasks.values() if "LOOP_CHUNK" in t.root
+                    for p in t.preds
+                    if (tasks[p].window, tasks[p].instance) != (t.window, t.instance)}
+        assert crossing == {"state_update"}, name
+
+
 def test_gdn_inverse_tiles_set_the_row_update_subgraphs(gdn_runs):
     """The row recurrence on the diagonal blocks side by side ([16, 128]) is 8 isomorphic
     [16, 16] subgraphs per chunk, 2 of [16, 64], or one of [16, 128]."""
