@@ -155,7 +155,8 @@ class Expander:
         code = op.opcode
         if code == "VIEW":
             if op.outputs[0].id in self.shared:
-                self.whole(op)
+                if not self.copy_view(op):
+                    self.whole(op)
                 return
             self.views[op.outputs[0].id] = (op.inputs[0], tuple(op.attrs["offsets"]),
                                             tuple(range(op.inputs[0].rank)))
@@ -174,6 +175,28 @@ class Expander:
         if code == "ASSEMBLE" and self.assemble(op):
             return
         self.whole(op)
+
+    def copy_view(self, op: Operation) -> bool:
+        """A view another root function reads is materialised as a copy of exactly its region,
+        tile by tile on its TileShape (or as one tile): the rest of the parent is not read, so a
+        [1, 24, 128] slice of a [B, 24, 128] tensor moves 6 KB, not the whole tensor."""
+        src, out = op.inputs[0], op.outputs[0]
+        shape = _static(out.shape)
+        if shape is None or src.id in self.shared:
+            return False
+        tile = op.tile.vec if op.tile.vec is not None and len(op.tile.vec) == len(shape) \
+            else shape
+        base = tuple(op.attrs["offsets"])
+        latency = None
+        for offs, size in _grid(shape, tile):
+            o = tuple(_const(x) for x in offs)
+            at = tuple(binary("add", b, x) for b, x in zip(base, o))
+            region = window(out, o, size)
+            if latency is None:
+                latency = self.vector_latency("COPY", region)
+            self.new_op("compute", "COPY", AIV, [self.read(src, at, size)], region, op,
+                        latency=latency)
+        return True
 
     def squeeze_alias(self, op: Operation) -> bool:
         """A reshape that only drops or inserts size-1 dims reads like a view (x[i] on a
