@@ -5,9 +5,9 @@ GLM-4.5 attention has 96 query heads over 8 KV heads of dim 128. One decode step
 tokens (24 rows) attend to 4096 cached keys in blocks of 512, with online softmax (running
 max / sum / output carried across the KV loop). BF16 Q/K/V, FP32 scores and accumulation.
 That is 128 (batch, KV head) pairs x 8 KV blocks = 1024 root instances of the KV-loop body,
-plus 128 of the per-pair code before it (the query slice, 3 tiles): 1152 instances, 9,600 tasks. This
-is the loop structure whose stitching compiler_runtime.md §6.1 #1-2 tunes (stitch 1 -> 128 ->
-512).
+plus 128 of the per-pair code before it (the query slice, 3 tiles): 1152 instances, 9,600
+tasks. This is the loop structure whose stitching compiler_runtime.md §6.1 #1-2 tunes (stitch
+1 -> 128 -> 512).
 
 `run(stitch)` builds, runs and checks one call against torch; the benchmark suite times it.
 """
