@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from pypto.profiling.swimlane import (TraceFormatError, format_summary, lane_tid,
+from pypto.profiling.swimlane import (FLOW_NAME, TraceFormatError, format_summary, lane_tid,
                                       read_swimlane, stable_hash, summarize, task_id)
 from pypto.profiling.reports import bubbles_from_swimlane
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
@@ -50,7 +50,7 @@ def test_event_counts_order_and_key_order(result):
     """M first, X by lane then start, s/f pairs, C last; keys in PyPTO's order."""
     events = _events(result)
     kinds = [e["ph"] for e in events]
-    assert Counter(kinds) == {"M": 11, "X": 8, "s": 3, "f": 3, "C": 12}
+    assert Counter(kinds) == {"M": 11, "X": 8, "s": 3, "f": 3, "C": 6}
     first = {ph: kinds.index(ph) for ph in "MXsfC"}
     last = {ph: len(kinds) - 1 - kinds[::-1].index(ph) for ph in "MXsfC"}
     assert last["M"] < first["X"] and last["X"] < first["s"] and last["f"] < first["C"]
@@ -59,8 +59,8 @@ def test_event_counts_order_and_key_order(result):
     assert [e["id"] for e in xs] == list(range(8))
     assert list(xs[0]) == ["args", "cat", "id", "name", "ph", "pid", "tid", "ts", "dur"]
     flows = [e for e in events if e["ph"] in "sf"]
-    assert list(flows[0]) == ["id", "ph", "pid", "tid", "ts"]
-    assert list(flows[1]) == ["bp", "id", "ph", "pid", "tid", "ts"]
+    assert list(flows[0]) == ["id", "name", "ph", "pid", "tid", "ts"]
+    assert list(flows[1]) == ["bp", "id", "name", "ph", "pid", "tid", "ts"]
     c = next(e for e in events if e["ph"] == "C")
     assert list(c) == ["name", "pid", "tid", "ph", "ts", "args"]
 
@@ -118,8 +118,8 @@ def test_flows_pair_predecessor_end_with_successor_start(result):
     pairs = [(s[i]["tid"], s[i]["ts"], f[i]["tid"], f[i]["ts"]) for i in sorted(s)]
     assert pairs == [(1006, 2.999, 1002, 4.0), (1008, 3.199, 1002, 4.0),
                      (1002, 8.999, 1006, 10.0)]
-    # no cat / name: a flow is its id (Perfetto keys it by id, cat and name, all optional)
-    assert not any({"cat", "name"} & e.keys() for e in [*s.values(), *f.values()])
+    # PyPTO's name (chrome://tracing needs one); no cat (optional: Perfetto pairs by id)
+    assert all(e["name"] == FLOW_NAME and "cat" not in e for e in [*s.values(), *f.values()])
     assert all(e["bp"] == "e" for e in f.values())
 
 
@@ -132,22 +132,24 @@ def _counter(events, name):
     return [(e["ts"], e["args"]["size"]) for e in events if e["ph"] == "C" and e["name"] == name]
 
 
-def test_ready_counters(result):
+def test_ready_counters(result, tmp_path):
     """ReadyCount_* rise when the last predecessor ends (window start without one) and fall at
-    the task's start; samples only on a change. No BusyCount: the X slices show it."""
+    the task's start; samples only on a change. The file leaves out their sum (the reader
+    gives ReadyCount_Total back) and BusyCount (the X slices show it)."""
     events = _events(result)
     assert _counter(events, "ReadyCount_AIV") == [(1.0, 1), (1.2, 0), (9.0, 1), (10.0, 0)]
     assert _counter(events, "ReadyCount_AIC") == [(3.2, 1), (4.0, 0)]
-    assert _counter(events, "ReadyCount_Total") == [(1.0, 1), (1.2, 0), (3.2, 1), (4.0, 0),
-                                                    (9.0, 1), (10.0, 0)]
-    assert not any(e["name"].startswith("BusyCount") for e in events if e["ph"] == "C")
+    assert {e["name"] for e in events if e["ph"] == "C"} == {"ReadyCount_AIV", "ReadyCount_AIC"}
     assert all(e["tid"] == 1 and e["pid"] == 1 for e in events if e["ph"] == "C")
+    data = read_swimlane(write_swimlane(result, tmp_path / "s.json"))
+    assert data.counters["ReadyCount_Total"] == [(1.0, 1), (1.2, 0), (3.2, 1), (4.0, 0),
+                                                 (9.0, 1), (10.0, 0)]
 
 
 def test_no_cube_tasks_means_no_aic_counters(result):
     result.tasks = [r for r in result.tasks if r.task.core == "AIV"]
     names = {e["name"] for e in _events(result) if e["ph"] == "C"}
-    assert names == {"ReadyCount_AIV", "ReadyCount_Total"}
+    assert names == {"ReadyCount_AIV"}
 
 
 def test_aicpu_runs_are_x_events_on_their_lanes(result):
@@ -164,7 +166,7 @@ def test_output_is_deterministic(result, shuffled, tmp_path):
     b = write_swimlane(shuffled, tmp_path / "b.json")
     assert a.read_bytes() == b.read_bytes()
     assert json.loads(a.read_text())["otherData"]["clock_mhz"] == 1000
-    assert len(a.read_text().splitlines()) == 2 + 37            # one event per line
+    assert len(a.read_text().splitlines()) == 2 + 31            # one event per line
     pretty = write_swimlane(result, tmp_path / "c.json", indent=4)   # PyPTO's formatting
     assert pretty.read_text().startswith('{\n    "traceEvents": [\n        {\n')
     assert json.loads(pretty.read_text()) == json.loads(a.read_text())

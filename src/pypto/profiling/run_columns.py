@@ -4,9 +4,10 @@ Takes a `machine.result.SimResult` → a `RunColumns`: the lanes, the task X eve
 (one list per field; each args key as one `ArgColumn` holding both its JSON text and the value
 the viewer keys it by), the AICPU X events, the flows as task positions (the direct
 dependencies: an edge another path implies is left out, see `_direct_edges`), the counter
-samples. Times are whole ns (`time_units`); args hold nothing another field gives (the core index is the lane's, cycles are ts x clock_mhz). The args are all of a task's
-keys, as the viewer and the reader see them; the file leaves out or shares what the reader
-restores (`swimlane_writer`).
+samples. Times are whole ns (`time_units`); args hold nothing another field gives (the core
+index is the lane's, cycles are ts x clock_mhz). The args are all of a task's keys, as the
+viewer and the reader see them; the file leaves out or shares what the reader restores
+(`swimlane_writer`).
 The JSON writer (`swimlane_writer`), the viewer page (`toolkit.viewer.pack.pack_run`) and the
 reports (`pred_ends`) all read these columns, so nothing is computed twice and no per-event
 dict is built on the way to the files. Keeps: every value is
@@ -511,7 +512,7 @@ def _ready_times(result: SimResult, pred_ends: dict[int, float],
 
 
 # counter names in their order among samples at one time
-_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1, "ReadyCount_Total": 2}
+_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1}
 
 
 def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -526,9 +527,10 @@ def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np
 
 def _counters(result: SimResult,
               pred_ends: dict[int, float]) -> tuple[list[float], list[str], list[int]]:
-    """ReadyCount_* samples (us, name, size), by time then counter. Changes are netted at the
-    file's time resolution (`time_units`): one sample per counter and written time.
-    NOTE: no BusyCount (cores running a task): any trace viewer shows it, the X slices."""
+    """ReadyCount_AIV / _AIC samples (us, name, size), by time then counter. Changes are
+    netted at the file's time resolution (`time_units`): one sample per counter and written
+    time. NOTE: no ReadyCount_Total (their sum: the reader restores it, `restore_counters`)
+    and no BusyCount (cores running a task: any trace viewer shows it, the X slices)."""
     runs = result.tasks
     start = np.fromiter(map(attrgetter("start"), runs), dtype=np.float64, count=len(runs))
     ready = time_units(_ready_times(result, pred_ends, start), result.clock_mhz)
@@ -542,8 +544,6 @@ def _counters(result: SimResult,
             np.concatenate([ready[mine], start[mine]]), up_down)))
     if not series:
         return [], [], []
-    series.append(("ReadyCount_Total", *_step_counter(
-        np.concatenate([ready, start]), np.repeat([1, -1], len(runs)))))
     times = np.concatenate([t for _, t, _ in series])
     rank = np.concatenate([np.full(len(t), _COUNTER_ORDER.get(n, 9)) for n, t, _ in series])
     order = np.lexsort((rank, times))               # by time, then counter (stable)

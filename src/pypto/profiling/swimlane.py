@@ -26,12 +26,12 @@ Layout (shared/reference/swimlane_format.md section 1), kept as PyPTO writes it:
   out an edge another path implies, which keeps each task's last-finishing predecessor): `s`
   on the predecessor's lane 1 ns before its end (PyPTO: 0.0001 us; 1 ns is the resolution
   Perfetto reads, so `s` stays inside its slice and before the lane's next one), `f`
-  (`bp: "e"`) on the successor's lane at its start; flow ids continue after the X ids. No
-  `cat` / `name` (PyPTO: both "machine-view-last-dep"): optional in the Trace Event Format,
-  Perfetto pairs s with f by id (and cat / name, equal when absent), and they were a third of
-  a flow's text.
+  (`bp: "e"`) on the successor's lane at its start; flow ids continue after the X ids; `name`
+  "machine-view-last-dep" (chrome://tracing drops a flow without a name), no `cat` (PyPTO:
+  the name again; optional in the Trace Event Format: Perfetto pairs s with f by id, cat and
+  name, equal when absent).
 * `C` counters on tid 1: `ReadyCount_AIV`, `ReadyCount_AIC` (only when cube tasks exist),
-  `ReadyCount_Total`, sampled when they change.
+  sampled when they change (PyPTO also writes their sum, `ReadyCount_Total`: see below).
 * event order: M, X by lane then start, s/f pairs, C; key order as in PyPTO's files.
 * times (ts, dur) in whole ns (3 decimals of us; a cycle is 0.56 ns at 1.8 GHz): a slice's
   start and end are rounded, its dur is their difference, so its end is exact for any reader.
@@ -50,7 +50,7 @@ Our extensions (ignored by readers that only know PyPTO's keys):
 * top-level `otherData` (a Trace Event Format field): generator, kernel, clock_mhz, aic, aiv,
   and `shared_args` (`SHARED_ARGS`), the tables of what the events share.
 
-Shared args (the file is ~1.3 KB per task, 45 MB before for a 9,344-task run; PyPTO's 7 keys
+Shared args (the file is ~1.46 KB per task, 45 MB before for a 9,344-task run; PyPTO's 7 keys
 stay on every task, the rest is written once): an event leaves out what `restore_args` gives
 back, and the reader restores it, so a parsed file holds every key above, in that order.
 * `DERIVED_ARGS`, written only where these do not give them: `window` = `seqNo`; `instance`,
@@ -60,6 +60,7 @@ back, and the reader restores it, so a parsed file holds every key above, in tha
 * `TABLE_ARGS` (`merge`, `cost`): the position of the value in `shared_args.<key>`;
   `ITEM_TABLE_ARGS` (`gm_reads`): a list of positions in `shared_args.gm_reads`.
 * AICPU events: `event-hint`, `color` and `thread`, where they are the lane's.
+* `ReadyCount_Total`, the sum of `ReadyCount_AIV` and `ReadyCount_AIC` (`restore_counters`).
 * No `BusyCount_*` counters (cores running a task): the X slices show it.
 
 A task's ready time (for `ReadyCount_*`) is `TaskRun.ready` when the simulator sets one, else
@@ -83,6 +84,7 @@ from pypto.dtypes import DataType
 from pypto.machine.result import SimResult
 
 PROCESS_NAME = "Machine View"
+FLOW_NAME = "machine-view-last-dep"
 PYPTO_CLOCK_MHZ = 1800          # PyPTO's time_convert_denominator (swimlane_format.md section 1)
 FLOW_LEAD_US = 1e-4            # PyPTO puts s this far before the predecessor's end (ours: 1 ns)
 _TID_BASE = 1000
@@ -236,6 +238,28 @@ def restore_args(data: SwimlaneData) -> None:
         if "event-hint" not in a and thread is not None:
             set_args(e, {"event-hint": f"{lane.name}: {e.name}", "color": "", **a,
                          "thread": thread})
+    restore_counters(data.counters)
+
+
+def restore_counters(counters: dict[str, list[tuple[float, float]]]) -> None:
+    """Add `ReadyCount_Total` (one sample where the sum of the ReadyCount_AIV / _AIC samples
+    changes, as PyPTO samples it) to `counters` that have those and not it."""
+    parts = [counters[k] for k in ("ReadyCount_AIV", "ReadyCount_AIC") if k in counters]
+    if not parts or "ReadyCount_Total" in counters:
+        return
+    steps: dict[float, list[float]] = defaultdict(lambda: [0.0] * len(parts))
+    for i, samples in enumerate(parts):
+        last = 0.0
+        for ts, value in samples:
+            steps[ts][i] += value - last
+            last = value
+    total, out = 0.0, []
+    for ts in sorted(steps):
+        change = sum(steps[ts])
+        if change:
+            total += change
+            out.append((ts, total))
+    counters["ReadyCount_Total"] = out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -551,12 +575,12 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
     `toolkit.trace` streams them from the file one at a time).
 
     NOTE: each X event becomes its `TaskEvent` as it arrives, so a streamed trace never holds
-    its raw event dicts next to the tasks built from them. The args our writer shares are
-    restored (`restore_args`) when the trace object's otherData is given; a caller that
-    streams the events restores them once it has read the otherData. A task goes to `tasks` or `aicpu` by
+    its raw event dicts next to the tasks built from them. A task goes to `tasks` or `aicpu` by
     its lane's kind, known once the lane's `thread_name` event has been seen (PyPTO and we write
     them first); in the rare file that declares (or redeclares) a lane after its first X event,
-    the tasks are re-sorted into file order at the end.
+    the tasks are re-sorted into file order at the end. The args our writer shares are
+    restored (`restore_args`) when the trace object (with its otherData) is given; a caller
+    that streams the events restores them once it has read the otherData.
     Keeps: a field of the wrong type (`"ts": "abc"`, `"args": 5`, `"tid": null`) is a
     `TraceFormatError` naming the event; an X, flow or counter event whose ts or dur is not
     finite, negative or beyond `MAX_TIME_US` is left out and counted in `dropped` by reason.

@@ -5,8 +5,8 @@ exactly the text `json.dumps(event, separators=(",", ":"))` gives each event: no
 Chrome's trace format and Perfetto allow (`swimlane_events` parses it back into the event
 dicts; `indent=4` writes those with PyPTO's formatting). Keeps: the layout and order of
 `swimlane`'s module docstring, and its shared args: what the reader restores (`restore_args`)
-is left out of each event or written once into `otherData`. Size: ~1.35 KB per task
-(glm_attention, 9,344 tasks: 12.6 MB; PyPTO's 7 args keys alone are ~0.55 KB per task; the
+is left out of each event or written once into `otherData`. Size: ~1.46 KB per task
+(glm_attention, 9,344 tasks: 13.6 MB; PyPTO's 7 args keys alone are ~0.55 KB per task; the
 spaced text with every arg on every event and every dependency edge as a flow was 45 MB).
 
 NOTE: the events are formatted from string templates, not by the json encoder: every line of
@@ -26,10 +26,11 @@ from pypto.machine.result import SimResult
 from pypto.profiling.run_columns import (COMPACT, AicpuEvent, RunColumns, json_numbers,
                                          json_str, json_strs, json_value, per_distinct,
                                          run_columns)
-from pypto.profiling.swimlane import (COUNTER_TID, DERIVED_ARGS, ITEM_TABLE_ARGS,
+from pypto.profiling.swimlane import (COUNTER_TID, DERIVED_ARGS, FLOW_NAME, ITEM_TABLE_ARGS,
                                       PROCESS_NAME, SHARED_ARGS, TABLE_ARGS, aicpu_thread,
                                       classify_lane, derived_arg, function_keys, task_fields)
 
+_FLOW = json_str(FLOW_NAME)
 _SEP = ",\n"                                            # between events
 _SLICE = 1 << 20                                        # characters written at a time
 
@@ -219,8 +220,8 @@ def _flow_block(cols: RunColumns) -> str:
     f_at = [f'{tid},"ts":{ts}' for tid, ts in zip(tids, cols.ts_json)]
     first = cols.n_events
     ids = list(map(str, range(first, first + len(cols.flow_src))))
-    texts = ['{"id":', ',"ph":"s","pid":1,"tid":', '},\n{"bp":"e","id":', ',"ph":"f","pid":1,"tid":',
-             "}"]
+    texts = ['{"id":', f',"name":{_FLOW},"ph":"s","pid":1,"tid":', '},\n{"bp":"e","id":',
+             f',"name":{_FLOW},"ph":"f","pid":1,"tid":', "}"]
     return _rows(texts, [ids, list(map(s_at.__getitem__, cols.flow_src)), ids,
                          list(map(f_at.__getitem__, cols.flow_dst))])
 
