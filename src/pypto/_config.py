@@ -185,6 +185,11 @@ _SPECS: list[OptionSpec] = [
     OptionSpec("runtime", "machine", text, "",
                "OpenPTO: machine preset (a2a3, 910b1, 910b3, 910b4; default $OPENPTO_MACHINE or "
                "a2a3) shared by the compiler's capacity checks and the simulator"),
+    OptionSpec("runtime", "numerics", one_of("exact", "timing_only"), "exact",
+               "OpenPTO: 'timing_only' builds the same tasks, windows and simulated timeline "
+               "but runs no tile op's arithmetic (outputs are left unchanged), so full-size "
+               "models simulate in seconds; refused when control flow or offsets read values "
+               "the kernel computes"),
     OptionSpec("runtime", "executor", one_of("tile", "reference"), "tile",
                "OpenPTO: 'tile' runs the compiled tile ops task by task; 'reference' runs the "
                "tensor graph (the golden)"),

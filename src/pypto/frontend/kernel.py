@@ -42,7 +42,7 @@ from pypto.runtime import differential
 from pypto.machine.simulate import simulate
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher, slot_facts
-from pypto.runtime.tile_executor import TileExecutor
+from pypto.runtime.tile_executor import TileExecutor, timing_only_possible
 from pypto.symbolic import SymbolicScalar, sym_max, sym_min
 
 _NPU_NOTICE_SHOWN = False
@@ -383,6 +383,9 @@ class JitKernel:
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
         compiled = self._compiled[id(program)]
         self._last_run = self._pending_run = None  # no timing from an earlier call lingers
+        timing_only = opt.lookup("runtime.numerics", "exact") == "timing_only"
+        if timing_only:
+            self._check_timing_only(program)
         if opt.lookup("runtime.executor", "tile") == "reference":
             executor = ReferenceExecutor(program, symbols, arrays)
             executor.run()
@@ -399,10 +402,10 @@ class JitKernel:
             executor = differential.run_checked(
                 program, compiled, symbols, arrays, stitcher,
                 tuple(opt.lookup("verify.pass_verify_error_tol", [1e-3, 1e-3])))
-        elif differential.enabled():
+        elif differential.enabled() and not timing_only:   # (no results to compare)
             executor = differential.run_checked(program, compiled, symbols, arrays, stitcher)
         else:
-            executor = TileExecutor(compiled, symbols, arrays, stitcher)
+            executor = TileExecutor(compiled, symbols, arrays, stitcher, not timing_only)
             executor.run()
         stitcher.flush()
         self.last_executor = executor
@@ -418,6 +421,24 @@ class JitKernel:
             folder = self._out_dir or output_dir()
             write_run(self.last_run, program, folder)
             self.last_run.folder = os.path.abspath(folder)   # shown by its summary
+
+
+    def _check_timing_only(self, program: Program) -> None:
+        """runtime_options numerics="timing_only" is refused where it would change the run."""
+        if opt.lookup("verify.enable_pass_verify", False):
+            raise PyptoValueError(
+                f"kernel '{self.__name__}': runtime_options numerics='timing_only' runs no "
+                f"arithmetic, so it cannot be combined with verify_options enable_pass_verify, "
+                f"which compares results")
+        if opt.lookup("runtime.executor", "tile") == "reference":
+            raise PyptoValueError(
+                f"kernel '{self.__name__}': runtime_options numerics='timing_only' needs the "
+                f"tile executor (executor='reference' only computes results)")
+        why = timing_only_possible(program)
+        if why is not None:
+            raise PyptoValueError(
+                f"kernel '{self.__name__}': runtime_options numerics='timing_only' would "
+                f"change the run: {why}; use numerics='exact'")
 
 
 def output_dir() -> str:

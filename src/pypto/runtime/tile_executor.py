@@ -22,7 +22,7 @@ from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
 from pypto.errors import PyptoRuntimeError
 from pypto.dtypes import bytes_of
 from pypto.enums import CachePolicy
-from pypto.ir.program import Block, Loop
+from pypto.ir.program import Block, Loop, Program
 from pypto.machine.cost import CallCost, add_whole_op, operand_hints
 from pypto.machine.result import SimTask
 from pypto.ops.core import REGISTRY
@@ -32,6 +32,7 @@ from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.runtime import blas
 from pypto.gc_pause import gc_paused
+from pypto.runtime.liveness import EXPRESSION_READER, storage_users
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
 from pypto.runtime.window_code import compile_windows, regions_of, tuple_code
@@ -52,6 +53,22 @@ _ELEMENTWISE = POINTWISE | {"CAST"}
 _SPARE_BYTES = 64 << 20
 
 
+def timing_only_possible(program: Program) -> str | None:
+    """None if a timing-only run gives the same task graph as an exact one; else why not: an
+    expression (loop bound, offset, valid shape, condition) reads elements of a value the
+    kernel computes or writes, which only the arithmetic knows."""
+    users = storage_users(program)
+    written = {v.storage.id for block in program.blocks() for op in block.ops
+               for v in op.outputs}
+    for sid, readers in users.items():
+        if EXPRESSION_READER in readers and sid in written:
+            name = next((v.storage.name for block in program.blocks() for op in block.ops
+                         for v in op.outputs if v.storage.id == sid), str(sid))
+            return (f"the control flow or offsets read elements of '{name}', which the kernel "
+                    f"computes")
+    return None
+
+
 class TileExecutor(ReferenceExecutor):
     """Executes a compiled program at tile level (the default executor).
 
@@ -60,14 +77,20 @@ class TileExecutor(ReferenceExecutor):
     and is charged tile op by tile op, but the numerics of tile op #j of all of them run as one
     numpy call over the union of their windows, when those windows stack along one dim and the
     op is pointwise or reduces along another dim (per element the same arithmetic, so the
-    results are bit-identical; `batch = False` turns it off, tests compare both)."""
+    results are bit-identical; `batch = False` turns it off, tests compare both).
+    With `numerics=False` (runtime_options numerics="timing_only") the tasks, their windows
+    and costs are made as always but no tile op computes: the outputs stay as they were.
+    Only for programs whose control flow and offsets read no computed value
+    (`timing_only_possible`)."""
 
     batch = True
 
     def __init__(self, compiled: CompiledProgram, bindings: dict[str, int],
-                 arg_arrays: dict[int, np.ndarray], stitcher: Stitcher | None = None):
+                 arg_arrays: dict[int, np.ndarray], stitcher: Stitcher | None = None,
+                 numerics: bool = True):
         super().__init__(compiled.program, bindings, arg_arrays)
         self.compiled = compiled
+        self.numerics = numerics
         self.calls_run = 0
         self.calls_batched = 0   # calls whose numerics ran as part of a batch
         self.stitcher = stitcher
@@ -156,7 +179,9 @@ class TileExecutor(ReferenceExecutor):
             if windows is None or plan.has_whole[start]:
                 self.run_call(call, escaping, task)
             else:
-                self._numerics(call.ops, windows[start], escaping, plan.facts[start].deaths)
+                if self.numerics:
+                    self._numerics(call.ops, windows[start], escaping,
+                                   plan.facts[start].deaths)
                 if task is not None:
                     self._charge(task, call, windows[start], call_keys[start], escaping,
                                  plan, start)
@@ -199,8 +224,8 @@ class TileExecutor(ReferenceExecutor):
                 task = self._new_task(plan.name, call, instance, ids, plan.facts[i])
                 self._charge(task, call, wins, valid_key, escaping, plan, i)
             tasks.append(task)
-        for first, end, ops, wins, deaths in self._batch_runs(plan, start, group, windows,
-                                                              vkey):
+        for first, end, ops, wins, deaths in (self._batch_runs(plan, start, group, windows,
+                                                               vkey) if self.numerics else ()):
             self._numerics(ops, wins, escaping, deaths)
             if end - first > 1:
                 self.calls_batched += end - first
@@ -281,14 +306,15 @@ class TileExecutor(ReferenceExecutor):
         shared: set = set()             # L1 loads the task paid for
         for op in call.ops:
             if op.kind == "whole":
-                self.run_op(op.src)
+                if self.numerics:
+                    self.run_op(op.src)
                 if task is not None:
                     self._charge_whole(task, op)
                 continue
             windows = self._windows(op)
-            if op.kind == "copy_out":
+            if self.numerics and op.kind == "copy_out":
                 self._copy_out(op, local, windows)
-            else:
+            elif self.numerics:
                 self._compute(op, local, escaping, windows, dirty)
             if task is not None:
                 CallCost([op], [windows], escaping, spec, self._value_shape,
