@@ -26,6 +26,10 @@ The knobs of that case study, as arguments of `GdnConfig`:
   blocks per tile: 1 = 8 isomorphic [16, 16] row-update subgraphs, 4 = 2 x [16, 64],
   8 = one [16, 128] (#10, #12, #13).
 
+- `order` "pairs_outer" (the loop over (batch, head) pairs outside the chunk loop) or
+  "chunks_outer": a stitch window then holds the same chunks of every pair, whose state
+  recurrences run side by side, instead of one or two pairs' chains.
+
 The rest of the inverse is cube work: with Dinv the block-diagonal inverse and L the strictly
 block-lower part of -A, (I + A)^-1 = (I - M)^-1 Dinv with M = Dinv L nilpotent, and
 (I - M)^-1 = (I + M)(I + M^2)(I + M^4) for 8 blocks (two factors for 4). The WY factors
@@ -37,6 +41,14 @@ op, fused into subgraphs): tril/triu, cumsum, concat and a reshape that regroups
 in OpenPTO (each would be one GM-sized "whole" task, never fused), so masks are constant inputs
 (multiplied in), cumsum(g) is g @ upper-ones (as PyPTO's GDN does it), and the diagonal blocks
 move between [C, C] and [16, C] through matmuls with constant 0/1 matrices (exact in FP32).
+
+What our model shows at full size (kernel time; the guide gives no us for GDN): chunk 128
+6.6 ms, chunk 64 18.3 ms, stitch 32 10.0 ms (17 windows instead of 5), unroll 16 4.9 ms (40
+instances in one window), inverse tiles [16,16] 7.2 / [16,64] 6.6 / [16,128] 6.6 ms, chunks
+outer 3.5 ms. Only the state recurrence (4 dependent tasks per chunk) crosses chunks, so a
+window that holds one pair's chunks runs that chain alone and windows run one after another;
+with chunks outer the 8 pairs' chains share each window and the kernel is within 1.3x of the
+cube work spread over the 24 AIC cores (64.5 ms / 24 = 2.7 ms).
 
 Golden: the token-by-token recurrence in float64 (`recurrent_golden`); the kernel computes in
 FP32, so o and the final state match it to ~1e-5 relative (tests: rtol 1e-4, atol 1e-5 on
@@ -70,6 +82,7 @@ class GdnConfig:
     stitch: int = 128
     unroll: int | None = None       # unroll_list=[unroll] on the chunk loop
     inv_blocks: int = 8             # 16 x 16 blocks per vector tile of the row recurrence
+    order: str = "pairs_outer"      # or "chunks_outer": the loop nest's order
 
     @property
     def pairs(self) -> int:
@@ -87,6 +100,10 @@ class GdnConfig:
         if self.unroll is not None and (self.seq // self.chunk) % self.unroll:
             raise ValueError(f"unroll {self.unroll} must divide the {self.seq // self.chunk} "
                              f"chunks (the kernel's chunk windows are always whole)")
+        if self.order not in ("pairs_outer", "chunks_outer"):
+            raise ValueError(f"order must be 'pairs_outer' or 'chunks_outer', got {self.order!r}")
+        if self.order == "chunks_outer" and self.unroll is not None:
+            raise ValueError("unroll applies to the chunk loop of order 'pairs_outer' only")
         if self.blocks % self.inv_blocks:
             raise ValueError(f"inv_blocks {self.inv_blocks} must divide the {self.blocks} "
                              f"diagonal blocks of a {self.chunk} chunk")
@@ -142,63 +159,75 @@ def make_kernel(cfg: GdnConfig):
                        eye16: pypto.Tensor([BLOCK, BLOCK], f32),
                        eye_cat: pypto.Tensor([BLOCK, c], f32),
                        o: pypto.Tensor([p_, t_, d], f32), state: pypto.Tensor([p_, d, d], f32)):
+        def chunk(p, ci):
+            """One chunk of one (batch, head) pair: intra-chunk WY factors, then the state."""
+            t0 = ci * c
+            pypto.set_semantic_label("chunk_prep")
+            pypto.set_vec_tile_shapes(c, 128)
+            qc, kc, vc = (_rows(x, p, t0, c, d) for x in (q, k, v))
+            g_row = pypto.view(g, [1, c], [p, t0], valid_shape=[1, c])
+            b_row = pypto.view(beta, [1, c], [p, t0], valid_shape=[1, c])
+            gam_row = pypto.matmul(g_row, lower, f32, b_trans=True)  # cumsum: [1, C]
+            gam = pypto.transpose(gam_row, 0, 1)                    # [C, 1]
+            b_col = pypto.transpose(b_row, 0, 1)
+            # decay Gamma[i, j] = exp(gamma_i - gamma_j) for i >= j, masked before the
+            # exp (the upper triangle would overflow)
+            decay = pypto.exp((gam - gam_row) * lower) * lower
+            kk = pypto.matmul(kc, kc, f32, b_trans=True)           # [C, C]
+            n = kk * decay * b_col * strict * -1.0                 # N = -A
+            # diagonal blocks side by side ([16, C]), and row i's coefficients
+            pypto.set_semantic_label("block_inverse")
+            n_cat = pypto.matmul(fold, n * block_diag, f32)
+            n_t_cat = pypto.matmul(fold, pypto.transpose(n, 0, 1) * block_diag, f32)
+            coef = pypto.matmul(n_t_cat, select, f32)              # [16, 16 C]
+            x_cat = _block_inverse(n_cat, coef, eye16, eye_cat, cfg)
+            pypto.set_semantic_label("wy_factors")
+            pypto.set_vec_tile_shapes(c, 128)
+            dinv = pypto.matmul(fold, x_cat, f32, a_trans=True) * block_diag
+            m = pypto.matmul(dinv, n - n * block_diag, f32)        # Dinv L, nilpotent
+            zk = pypto.matmul(dinv, kc * (b_col * pypto.exp(gam)), f32)
+            zv = pypto.matmul(dinv, vc * b_col, f32)
+            for s in range(steps):                # W, U = (I + M^(2^s))... Dinv [K', V']
+                zk = zk + pypto.matmul(m, zk, f32)
+                zv = zv + pypto.matmul(m, zv, f32)
+                if s + 1 < steps:
+                    m = pypto.matmul(m, m, f32)
+            # inter-chunk recurrence through the state
+            pypto.set_semantic_label("state_update")
+            s_old = _rows(state, p, 0, d, d)
+            v_new = zv - pypto.matmul(zk, s_old, f32)
+            attn = pypto.matmul(qc, kc, f32, b_trans=True) * decay
+            out = pypto.matmul(qc * pypto.exp(gam), s_old, f32) + \
+                pypto.matmul(attn, v_new, f32)
+            o[p:, t0:, :] = pypto.reshape(out, [1, c, d])
+            g_last = gam[c - 1:c, :]                               # [1, 1]
+            k_dec = kc * pypto.exp(g_last - gam)
+            kv = pypto.matmul(k_dec, v_new, f32, a_trans=True)     # [D, D]
+            # NOTE: a scope of its own for the decayed state: left to depth merging, the
+            # s_old * e^g_last product joined the chunk's first vector subgraph (through
+            # its g_last input), which then waited for the previous chunk's state write,
+            # serialising every chunk (chunk 64 at full size: 52.7 ms, 12,987 of the
+            # 23,560 tasks on the critical path)
+            pypto.set_pass_options(sg_set_scope=1)
+            pypto.set_vec_tile_shapes(d, d)
+            s_new = s_old * pypto.exp(g_last) + kv
+            state[p:, :, :] = pypto.reshape(s_new, [1, d, d])
+            pypto.set_pass_options(sg_set_scope=-1)
+
         pypto.set_cube_tile_shapes([c, c], [64, 128], [128, 128])
-        for p in pypto.loop(p_, name="LOOP_PAIR", idx_name="p"):
-            pypto.set_vec_tile_shapes(1, d, d)
-            state[p:, :, :] = pypto.full([1, d, d], 0.0, f32)
-            for ci in pypto.loop(t_ // c, name="LOOP_CHUNK", idx_name="ci", **loop_kw):
-                t0 = ci * c
-                pypto.set_semantic_label("chunk_prep")
-                pypto.set_vec_tile_shapes(c, 128)
-                qc, kc, vc = (_rows(x, p, t0, c, d) for x in (q, k, v))
-                g_row = pypto.view(g, [1, c], [p, t0], valid_shape=[1, c])
-                b_row = pypto.view(beta, [1, c], [p, t0], valid_shape=[1, c])
-                gam_row = pypto.matmul(g_row, lower, f32, b_trans=True)  # cumsum: [1, C]
-                gam = pypto.transpose(gam_row, 0, 1)                    # [C, 1]
-                b_col = pypto.transpose(b_row, 0, 1)
-                # decay Gamma[i, j] = exp(gamma_i - gamma_j) for i >= j, masked before the
-                # exp (the upper triangle would overflow)
-                decay = pypto.exp((gam - gam_row) * lower) * lower
-                kk = pypto.matmul(kc, kc, f32, b_trans=True)           # [C, C]
-                n = kk * decay * b_col * strict * -1.0                 # N = -A
-                # diagonal blocks side by side ([16, C]), and row i's coefficients
-                pypto.set_semantic_label("block_inverse")
-                n_cat = pypto.matmul(fold, n * block_diag, f32)
-                n_t_cat = pypto.matmul(fold, pypto.transpose(n, 0, 1) * block_diag, f32)
-                coef = pypto.matmul(n_t_cat, select, f32)              # [16, 16 C]
-                x_cat = _block_inverse(n_cat, coef, eye16, eye_cat, cfg)
-                pypto.set_semantic_label("wy_factors")
-                pypto.set_vec_tile_shapes(c, 128)
-                dinv = pypto.matmul(fold, x_cat, f32, a_trans=True) * block_diag
-                m = pypto.matmul(dinv, n - n * block_diag, f32)        # Dinv L, nilpotent
-                zk = pypto.matmul(dinv, kc * (b_col * pypto.exp(gam)), f32)
-                zv = pypto.matmul(dinv, vc * b_col, f32)
-                for s in range(steps):                # W, U = (I + M^(2^s))... Dinv [K', V']
-                    zk = zk + pypto.matmul(m, zk, f32)
-                    zv = zv + pypto.matmul(m, zv, f32)
-                    if s + 1 < steps:
-                        m = pypto.matmul(m, m, f32)
-                # inter-chunk recurrence through the state
-                pypto.set_semantic_label("state_update")
-                s_old = _rows(state, p, 0, d, d)
-                v_new = zv - pypto.matmul(zk, s_old, f32)
-                attn = pypto.matmul(qc, kc, f32, b_trans=True) * decay
-                out = pypto.matmul(qc * pypto.exp(gam), s_old, f32) + \
-                    pypto.matmul(attn, v_new, f32)
-                o[p:, t0:, :] = pypto.reshape(out, [1, c, d])
-                g_last = gam[c - 1:c, :]                               # [1, 1]
-                k_dec = kc * pypto.exp(g_last - gam)
-                kv = pypto.matmul(k_dec, v_new, f32, a_trans=True)     # [D, D]
-                # NOTE: a scope of its own for the decayed state: left to depth merging, the
-                # s_old * e^g_last product joined the chunk's first vector subgraph (through
-                # its g_last input), which then waited for the previous chunk's state write,
-                # serialising every chunk (chunk 64 at full size: 52.7 ms, 12,987 of the
-                # 23,560 tasks on the critical path)
-                pypto.set_pass_options(sg_set_scope=1)
-                pypto.set_vec_tile_shapes(d, d)
-                s_new = s_old * pypto.exp(g_last) + kv
-                state[p:, :, :] = pypto.reshape(s_new, [1, d, d])
-                pypto.set_pass_options(sg_set_scope=-1)
+        if cfg.order == "pairs_outer":
+            for p in pypto.loop(p_, name="LOOP_PAIR", idx_name="p"):
+                pypto.set_vec_tile_shapes(1, d, d)
+                state[p:, :, :] = pypto.full([1, d, d], 0.0, f32)
+                for ci in pypto.loop(t_ // c, name="LOOP_CHUNK", idx_name="ci", **loop_kw):
+                    chunk(p, ci)
+        else:   # chunks outer: one window holds the same chunks of every pair
+            for p in pypto.loop(p_, name="LOOP_PAIR", idx_name="p"):
+                pypto.set_vec_tile_shapes(1, d, d)
+                state[p:, :, :] = pypto.full([1, d, d], 0.0, f32)
+            for ci in pypto.loop(t_ // c, name="LOOP_CHUNK", idx_name="ci"):
+                for p in pypto.loop(p_, name="LOOP_CHUNK_PAIR", idx_name="p"):
+                    chunk(p, ci)
     return gated_deltanet
 
 
@@ -295,6 +324,7 @@ VARIANTS = {   # name -> the change to a base size
     "unroll16": _unroll16,
     "inverse_16x16": lambda cfg: replace(cfg, inv_blocks=1),  # 8 x [16, 16] tiles
     "inverse_16x64": lambda cfg: replace(cfg, inv_blocks=4),  # 2 x [16, 64] tiles
+    "chunks_outer": lambda cfg: replace(cfg, order="chunks_outer"),
 }
 
 

@@ -150,10 +150,29 @@ def test_gdn_inverse_tiles_set_the_row_update_subgraphs(gdn_runs):
         assert shapes == {(16, 128 // per_chunk), (1, 128 // per_chunk)}, name
 
 
-def test_gdn_stitch_sets_the_windows(gdn):
-    """stitch_function_max_num caps the root instances of a window."""
-    few = gdn.run(replace(gdn.REDUCED, stitch=2), check=False).last_run
-    assert few.stats["instances"] == 6 and few.stats["windows"] == 3
+def _chunks_per_window(run) -> dict:
+    """{window: {(pair, first token)}} of the chunk outputs written to o (the [P, T, D]
+    parameter written at a token offset past 0)."""
+    writes = [(r.task.window, sid, off) for r in run.tasks for sid, off, _ in r.task.writes
+              if len(off) == 3]
+    o_id = next(sid for _, sid, off in writes if off[1] > 0)
+    out: dict = {}
+    for window, sid, off in writes:
+        if sid == o_id:
+            out.setdefault(window, set()).add((off[0], off[1]))
+    return out
+
+
+def test_gdn_chunks_outer_puts_every_pair_in_each_window(gdn):
+    """Loop order: with chunks outside, a window of 2 instances holds chunk c of both pairs
+    (they run side by side); with pairs outside, each window holds one pair's chunks."""
+    chunks_outer = gdn.run(replace(gdn.REDUCED, order="chunks_outer", stitch=2)).last_run
+    for chunks in _chunks_per_window(chunks_outer).values():
+        assert {pair for pair, _ in chunks} == {0, 1} and len({t for _, t in chunks}) == 1
+    pairs_outer = gdn.run(replace(gdn.REDUCED, stitch=2), check=False).last_run
+    assert pairs_outer.stats["instances"] == 6 and pairs_outer.stats["windows"] == 3  # stitch
+    assert all(len({pair for pair, _ in chunks}) == 1
+               for chunks in _chunks_per_window(pairs_outer).values())
 
 
 def test_gdn_unroll_16_makes_one_instance_per_16_chunks(gdn):
@@ -170,6 +189,8 @@ def test_gdn_unroll_16_makes_one_instance_per_16_chunks(gdn):
 def test_gdn_config_errors_name_the_knob(gdn):
     with pytest.raises(ValueError, match="unroll 16 must divide"):
         gdn.make_kernel(replace(gdn.REDUCED, unroll=16))
+    with pytest.raises(ValueError, match="order must be"):
+        gdn.make_kernel(replace(gdn.REDUCED, order="heads_first"))
     with pytest.raises(ValueError, match="inv_blocks 3"):
         gdn.make_kernel(replace(gdn.REDUCED, inv_blocks=3))
 
