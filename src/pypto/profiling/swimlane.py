@@ -50,7 +50,7 @@ Our extensions (ignored by readers that only know PyPTO's keys):
 * top-level `otherData` (a Trace Event Format field): generator, kernel, clock_mhz, aic, aiv,
   and `shared_args` (`SHARED_ARGS`), the tables of what the events share.
 
-Shared args (the file is ~1.35 KB per task, 45 MB before for a 9,344-task run; PyPTO's 7 keys
+Shared args (the file is ~1.4 KB per task, 45 MB before for 9,344 tasks; PyPTO's 7 keys
 stay on every task, the rest is written once): an event leaves out what `restore_args` gives
 back, and the reader restores it, so a parsed file holds every key above, in that order.
 * `DERIVED_ARGS`, written only where these do not give them: `window` = `seqNo`; `instance`,

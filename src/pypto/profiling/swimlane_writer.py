@@ -5,8 +5,8 @@ exactly the text `json.dumps(event, separators=(",", ":"))` gives each event: no
 Chrome's trace format and Perfetto allow (`swimlane_events` parses it back into the event
 dicts; `indent=4` writes those with PyPTO's formatting). Keeps: the layout and order of
 `swimlane`'s module docstring, and its shared args: what the reader restores (`restore_args`)
-is left out of each event or written once into `otherData`. Size: ~1.35 KB per task
-(glm_attention, 9,344 tasks: 12.4 MB; PyPTO's 7 args keys alone are ~0.55 KB per task; the
+is left out of each event or written once into `otherData`. Size: ~1.4 KB per task
+(glm_attention, 9,600 tasks: 13.4 MB; PyPTO's 7 args keys alone are ~0.55 KB per task; the
 spaced text with every arg on every event and every dependency edge as a flow was 45 MB).
 
 NOTE: the events are formatted from string templates, not by the json encoder: every line of
