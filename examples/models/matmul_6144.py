@@ -10,7 +10,7 @@ point (§6.2: 32 KiB of L0A/L0B each, mL1 = nL1 in the 128-256 range).
 What the knobs do here:
 - cube tiles: each cube subgraph is one (mL1 = 128, nL1 = 256) output block over the whole K,
   so the plain kernel is (M/128)(N/256) = 1,152 blocks at full size; the automatic L1 reuse
-  (floor(S / 48) blocks per task) merges blocks that share a B panel, leaving 48 tasks;
+  (floor(S / 48) blocks per task) merges blocks that load the same panel: 48 tasks;
 - L2-aware loops: `pypto.loop` over m views of 768 rows and n views of 1024 columns, one
   matmul per (m view, n view) pair: 48 root instances of (768/128)(1024/256) = 24 blocks each.
   Blocks of one instance share their A rows and B columns, so those panels stay in L2 while
@@ -20,12 +20,12 @@ What the knobs do here:
 
 What our model shows: A and B (72 MiB each in FP16) fit in the modelled 192 MiB L2, so every
 variant reads 92-96% of its GM bytes from L2 and the outer loops cannot buy what they buy on
-the board (2.1 -> 1.6 ms); the loops alone lose the automatic L1 reuse and are ~2x slower than
-the plain kernel, and with l1_reuse=4 they are back to about its time (at 3072^3: 209 us plain,
-375 us reuse off, 363 us loops, 218 us loops + reuse 4).
+the board (2.1 -> 1.6 ms). At full size: plain 1476 us (auto L1 reuse, 24 blocks per task,
+~314 TFLOPS), reuse off 2605 us, loops 3114 us (no automatic reuse in a 24-block body), loops
+with l1_reuse=4 2663 us. The plain kernel is the fastest; the loops only lose L1 reuse.
 
 Numerics: FP16 inputs, FP32 accumulation, one rounding to FP16 (as the cube's fixpipe does).
-Full-size numerics take about 15-25 s per call on a 2-core host; the tests use 1536 x 2048 x 256.
+Full-size numerics take 20-45 s per call on a busy 2-core host; the tests use 1536 x 2048 x 256.
 
 Run:  python matmul_6144.py [--list] [matmul_6144::loops_full] [--swimlane]
 """
