@@ -21,11 +21,10 @@ The knobs of that case study, as arguments of `GdnConfig`:
 - `stitch` 32 / 128 (`stitch_function_max_num`): how many chunk instances share a window (#8);
 - `unroll` 16: `unroll_list=[16]` on the chunk loop, one root instance per 16 chunks (#11);
 - `inv_blocks` 1 / 4 / 8: the diagonal 16 x 16 blocks of (I + A) are inverted by the row
-  recurrence on a [16, chunk/16, 16] tensor (the blocks side by side: row i of every block is
-  one 128-wide row, PyPTO's tail concatenation) whose vector TileShape takes `inv_blocks`
-  blocks per tile: 1 = 8 isomorphic [16, 16] row-update subgraphs, 4 = 2 x [16, 64],
-  8 = one [16, 128] (#10, #12, #13).
-
+  recurrence on a [16, chunk] tensor (the blocks side by side: row i of every block is one
+  128-wide row, PyPTO's tail concatenation) whose vector TileShape [16, 16 inv_blocks] takes
+  `inv_blocks` blocks per tile: 1 = 8 isomorphic [16, 16] row-update subgraphs,
+  4 = 2 x [16, 64], 8 = one [16, 128] (#10, #12, #13);
 - `order` "pairs_outer" (the loop over (batch, head) pairs outside the chunk loop) or
   "chunks_outer": a stitch window then holds the same chunks of every pair, whose state
   recurrences run side by side, instead of one or two pairs' chains.
@@ -36,8 +35,8 @@ block-lower part of -A, (I + A)^-1 = (I - M)^-1 Dinv with M = Dinv L nilpotent, 
 W = T diag(b e^gamma) K and U = T diag(b) V are computed by applying those factors to
 [b e^gamma K | b V], so T itself is never formed.
 
-Every op here has a tile rule, so the chunk body is 27 call ops (one [C, 128] tile per vector
-op, fused into subgraphs): tril/triu, cumsum, concat and a reshape that regroups dims have none
+Every op here has a tile rule, so the chunk body is 27 call ops at chunk 128 (one [C, 128] tile
+per vector op, fused into subgraphs): tril/triu, cumsum, concat and a reshape that regroups dims have none
 in OpenPTO (each would be one GM-sized "whole" task, never fused), so masks are constant inputs
 (multiplied in), cumsum(g) is g @ upper-ones (as PyPTO's GDN does it), and the diagonal blocks
 move between [C, C] and [16, C] through matmuls with constant 0/1 matrices (exact in FP32).
