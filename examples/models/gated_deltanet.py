@@ -35,11 +35,12 @@ block-lower part of -A, (I + A)^-1 = (I - M)^-1 Dinv with M = Dinv L nilpotent, 
 W = T diag(b e^gamma) K and U = T diag(b) V are computed by applying those factors to
 [b e^gamma K | b V], so T itself is never formed.
 
-Every op here has a tile rule, so the chunk body is 27 call ops at chunk 128 (one [C, 128] tile
-per vector op, fused into subgraphs): tril/triu, cumsum, concat and a reshape that regroups dims have none
-in OpenPTO (each would be one GM-sized "whole" task, never fused), so masks are constant inputs
-(multiplied in), cumsum(g) is g @ upper-ones (as PyPTO's GDN does it), and the diagonal blocks
-move between [C, C] and [16, C] through matmuls with constant 0/1 matrices (exact in FP32).
+Every op here has a tile rule, so the chunk body is 27 call ops at chunk 128 (one [C, 128]
+tile per vector op, fused into subgraphs): tril/triu, cumsum, concat and a reshape that
+regroups dims have none in OpenPTO (each would be one GM-sized "whole" task, never fused), so
+masks are constant inputs (multiplied in), cumsum(g) is g @ upper-ones (as PyPTO's GDN does
+it), and the diagonal blocks move between [C, C] and [16, C] through matmuls with constant 0/1
+matrices (exact in FP32).
 
 What our model shows at full size (kernel time; the guide gives no us for GDN): chunk 128
 6.6 ms, chunk 64 18.3 ms, stitch 32 10.0 ms (17 windows instead of 5), unroll 16 4.9 ms (40
