@@ -1,0 +1,204 @@
+"""Two lower bounds of a simulated run, to say how far its kernel time is from the best the
+machine could do: the roofline and the longest dependency chain.
+
+Takes a `SimResult` (`kernel.last_run`) and the machine it ran on → `Bounds`: both bounds in
+microseconds, which one is larger, and ratio = kernel time / the larger one (1.0 would be a
+run that reaches its bound; the models benchmark, `benchmarks/models.py`, prints it per model).
+
+The roofline is the largest of three terms, each a time no schedule of these tasks can beat:
+- HBM: the compulsory bytes / `memory.hbm_bytes_per_cycle`. Compulsory bytes are the unique
+  bytes (union of the accessed boxes, counted once however many tasks read them) of every GM
+  storage the run reads and no task writes (the kernel's inputs: every line of them is a miss
+  the first time, L2 starts empty), plus the unique bytes written to storages no task reads
+  (the outputs) beyond the L2 capacity (the simulated L2 is write-back: writes that fit stay
+  in L2 during the kernel). Not the run's own `hbm_read_bytes`: that counts what this
+  schedule re-read after L2 evictions, which a better schedule could avoid.
+  NOTE: the simulator fixes a task's share of HBM bandwidth when it starts, so for a moment
+  the tasks running can move more than the peak together; the term is the hardware's bound,
+  which such a moment can undercut, never by much (the tests check real kernels against it).
+- cube: the sum of the cube cycles the cost model charges AIC tasks (issue + one cycle per
+  16 x k0 x 16 fractal, padded: what the cube pipe really does, not 2MNK/peak) over all AIC
+  cores; every AIC task lasts at least its cube cycles and a core runs one task at a time;
+- vector: the sum of the vector cycles of AIV tasks over all AIV cores, for the same reason.
+Task heads, load latencies and L1 -> L0 moves are left out: they are per-task overheads of the
+cost model, not the machine's peak rates (a run bound by them shows a high ratio, and the
+swimlane's per-leaf busy time names them).
+
+The chain is the longest path through the tasks' dependencies (`SimTask.preds`) weighted by
+each task's simulated duration (end - start), with the windows in sequence: the runtime runs
+one stitch window after another, so every task of window w + 1 comes after the whole of
+window w and the chain is the sum over windows of each window's longest path. It uses the
+durations of this run (contention included), so it bounds this schedule's kernel time, not
+every schedule's.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from pypto.errors import PyptoValueError
+from pypto.machine.result import SimResult
+from pypto.machine.spec import MachineSpec, load
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Lower bounds of one run, in microseconds (see the module docstring)."""
+
+    kernel_us: float            # the run's kernel time (first to last AIC/AIV task)
+    hbm_us: float               # compulsory bytes at peak HBM bandwidth
+    cube_us: float              # cube cycles over all AIC cores
+    vector_us: float            # vector cycles over all AIV cores
+    chain_us: float             # longest dependency chain of simulated task durations
+    chain_tasks: int            # tasks on that chain
+    compulsory_bytes: float     # the bytes behind hbm_us
+
+    @property
+    def roofline_us(self) -> float:
+        return max(self.hbm_us, self.cube_us, self.vector_us)
+
+    @property
+    def roofline_term(self) -> str:
+        """Which term sets the roofline: "hbm", "cube" or "vector"."""
+        terms = {"hbm": self.hbm_us, "cube": self.cube_us, "vector": self.vector_us}
+        return max(terms, key=terms.__getitem__)
+
+    @property
+    def larger(self) -> str:
+        """"roofline" or "chain": the bound the ratio is taken to."""
+        return "chain" if self.chain_us > self.roofline_us else "roofline"
+
+    @property
+    def bound_us(self) -> float:
+        return max(self.roofline_us, self.chain_us)
+
+    @property
+    def ratio(self) -> float:
+        """Kernel time / the larger bound (>= 1 for a consistent run)."""
+        return self.kernel_us / self.bound_us if self.bound_us > 0 else float("inf")
+
+    def summary(self) -> str:
+        return (f"kernel {self.kernel_us:.1f} us = {self.ratio:.2f}x the larger bound "
+                f"({self.larger}); roofline {self.roofline_us:.1f} us (HBM {self.hbm_us:.1f}, "
+                f"cube {self.cube_us:.1f}, vector {self.vector_us:.1f}), chain "
+                f"{self.chain_us:.1f} us over {self.chain_tasks} tasks")
+
+
+def lower_bounds(result: SimResult, spec: MachineSpec | None = None) -> Bounds:
+    """Both bounds of `result`; `spec` is the machine it ran on (default: the default
+    preset), whose core counts must be the run's."""
+    spec = spec if spec is not None else load(None)
+    if (spec.aic, spec.aiv) != (result.aic, result.aiv):
+        raise PyptoValueError(
+            f"lower_bounds: machine '{spec.name}' has {spec.aic} AIC + {spec.aiv} AIV cores but "
+            f"the run '{result.kernel}' ran on {result.aic} + {result.aiv}: pass the spec it "
+            f"ran on")
+    us = result.us
+    cube = sum(r.task.cube_cycles for r in result.tasks if r.task.core == "AIC")
+    vector = sum(r.task.vector_cycles for r in result.tasks if r.task.core != "AIC")
+    nbytes = compulsory_bytes(result, spec.memory["l2_capacity"])
+    chain, length = longest_chain(result)
+    return Bounds(kernel_us=us(result.stats["kernel_cycles"]),
+                  hbm_us=us(nbytes / spec.memory["hbm_bytes_per_cycle"]),
+                  cube_us=us(cube / result.aic), vector_us=us(vector / result.aiv),
+                  chain_us=us(chain), chain_tasks=length, compulsory_bytes=nbytes)
+
+
+def compulsory_bytes(result: SimResult, l2_capacity: float) -> float:
+    """Unique bytes read from storages no task writes, plus unique bytes written to storages
+    no task reads beyond `l2_capacity` (see the module docstring)."""
+    reads: dict[int, set] = defaultdict(set)
+    writes: dict[int, set] = defaultdict(set)
+    for r in result.tasks:
+        t = r.task
+        for (sid, offs, ext), layout in zip(t.reads, t.read_layouts):
+            reads[sid].add((offs, ext, layout))
+        for (sid, offs, ext), layout in zip(t.writes, t.write_layouts):
+            writes[sid].add((offs, ext, layout))
+    inputs = sum(union_bytes(boxes) for sid, boxes in reads.items() if sid not in writes)
+    outputs = sum(union_bytes(boxes) for sid, boxes in writes.items() if sid not in reads)
+    return inputs + max(0.0, outputs - l2_capacity)
+
+
+def union_bytes(boxes: Iterable[tuple]) -> float:
+    """Bytes of the union of boxes (offsets, extents, (tensor shape, bytes per element)) of
+    one storage, each box cut into its contiguous runs of elements.
+    NOTE: a box whose rank is not its layout's (none is known to exist) is left out: the
+    bound stays a lower bound."""
+    starts: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
+    itemsize = 0.0
+    for offs, ext, (shape, size) in boxes:
+        if len(shape) != len(ext) or not all(ext):
+            continue
+        itemsize = size
+        rank = len(ext)
+        strides = [1] * rank
+        for d in range(rank - 2, -1, -1):
+            strides[d] = strides[d + 1] * shape[d + 1]
+        # dims k.. are one contiguous run: the trailing dims the box covers whole, and dim k
+        k = max((d for d in range(rank) if ext[d] != shape[d]), default=0)
+        run = ext[k] * strides[k]
+        s = np.array([sum(o * st for o, st in zip(offs, strides))], dtype=np.int64)
+        for d in range(k):
+            s = (s[:, None] + np.arange(ext[d], dtype=np.int64) * strides[d]).ravel()
+        starts.append(s)
+        lengths.append(np.full(len(s), run, dtype=np.int64))
+    if not starts:
+        return 0.0
+    s = np.concatenate(starts)
+    e = s + np.concatenate(lengths)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    covered_to = np.maximum.accumulate(e)
+    before = np.concatenate(([s[0]], covered_to[:-1]))
+    return float(np.maximum(0, e - np.maximum(s, before)).sum()) * itemsize
+
+
+def longest_chain(result: SimResult) -> tuple[float, int]:
+    """(cycles, tasks) of the longest dependency chain of simulated durations, the windows
+    in sequence: the sum over windows of each one's longest path."""
+    by_id = {r.task.id: r for r in result.tasks}
+    # the longest path ending at each task: (cycles, tasks), tasks in dependency order
+    best: dict[int, tuple[float, int]] = {}
+    per_window: dict[int, tuple[float, int]] = defaultdict(lambda: (0.0, 0))
+    for r in _in_dependency_order(result.tasks, by_id):
+        t = r.task
+        before = max((best[p] for p in t.preds
+                      if p in by_id and by_id[p].task.window == t.window),
+                     default=(0.0, 0))
+        here = best[t.id] = (before[0] + (r.end - r.start), before[1] + 1)
+        per_window[t.window] = max(per_window[t.window], here)
+    return sum(c for c, _ in per_window.values()), sum(n for _, n in per_window.values())
+
+
+def _in_dependency_order(runs: list, by_id: dict) -> list:
+    """The runs with every task after its predecessors (submission order when it already is,
+    as the stitcher emits it; otherwise Kahn's algorithm). A cycle is an error."""
+    ids = [r.task.id for r in runs]
+    position = {i: n for n, i in enumerate(ids)}
+    if all(position.get(p, -1) < position[r.task.id] for r in runs for p in r.task.preds):
+        return runs
+    succs: dict[int, list[int]] = defaultdict(list)
+    waiting = {}
+    for r in runs:
+        preds = [p for p in set(r.task.preds) if p in by_id]
+        waiting[r.task.id] = len(preds)
+        for p in preds:
+            succs[p].append(r.task.id)
+    ready = [i for i in ids if waiting[i] == 0]
+    order = []
+    while ready:
+        i = ready.pop()
+        order.append(by_id[i])
+        for s in succs[i]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                ready.append(s)
+    if len(order) != len(runs):
+        raise PyptoValueError(f"lower_bounds: the tasks' dependencies have a cycle "
+                              f"({len(runs) - len(order)} tasks on or after it)")
+    return order
