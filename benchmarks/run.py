@@ -11,6 +11,8 @@ Sections (docs/benchmarks.md explains each and its targets):
   numerics  tensor-level and tile-level execution vs torch eager, one thread each
   toolkit   `pypto-toolkit view` / `analyze` of a synthetic 1M-event trace: seconds, peak memory
   roofline  every simulated run of the other sections against the machine's peaks
+  models    examples/models/ at full size, timing only, against their lower bounds
+            (benchmarks/models.py; smoke: one variant per model at its test size)
 Writes benchmarks/results/<date>.json and <date>.md and prints progress as it goes.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SECTIONS = ("loop", "fidelity", "scaling", "numerics", "toolkit")
+SECTIONS = ("loop", "fidelity", "scaling", "numerics", "toolkit", "models")
 
 
 def log(msg: str) -> None:
@@ -557,6 +559,14 @@ def markdown(res: dict) -> str:
                        f"{r['load']} | <= {r['target_s']:.0f} s, <= {r['target_mb']} MB: "
                        f"{'ok' if r['ok'] else '**off**'} |")
         out.append("")
+    if "models" in res:
+        sys.path.insert(0, HERE)
+        from models import markdown_table as models_table
+        m = res["models"]
+        out += [f"## 7. Models, timing only (size `{m['size']}`, {m['seconds']:.0f} s)", "",
+                "Kernel time against the larger of the roofline and the dependency-chain "
+                "bound (benchmarks/models.py; recommended variants in bold).", ""]
+        out += models_table(m["rows"]) + [""]
     return "\n".join(out) + "\n"
 
 
@@ -614,6 +624,12 @@ def main() -> int:
             if "toolkit" in only:
                 log("6. toolkit on a big trace")
                 res["toolkit"] = run_toolkit(args.suite)
+            if "models" in only:
+                log("7. models at full size, timing only")
+                sys.path.insert(0, HERE)
+                import models
+                res["models"] = models.run("reduced" if args.suite == "smoke" else "full",
+                                           log=log)
         finally:
             os.chdir(cwd)
     rl = [roofline(r) for r in runs]

@@ -1,0 +1,30 @@
+"""`benchmarks/models.py --size reduced`: one variant per model at its test size, timing only,
+writes a table with every column, and no run beats its lower bounds (the full size is the
+benchmark suite's: minutes)."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = {"glm_attention", "moe_routing", "gated_deltanet", "indexer_prolog", "matmul_6144",
+          "swiglu_ffn"}
+
+
+def test_reduced_models_table(tmp_path):
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "models.py"),
+                           "--size", "reduced", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (js,) = [p for p in os.listdir(tmp_path) if p.endswith("_models_reduced.json")]
+    rows = json.loads((tmp_path / js).read_text())["rows"]
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from models import COLUMNS
+    assert {r["model"] for r in rows} == MODELS and len(rows) == len(MODELS)
+    for r in rows:
+        assert set(COLUMNS) <= set(r), r
+        assert r["recommended"] and r["tasks"] > 0 and r["instances"] >= 1
+        assert 0 < r["roofline_us"] <= r["kernel_us"] and 0 < r["chain_us"] <= r["kernel_us"]
+        assert r["ratio"] >= 1.0 and r["larger"] in ("roofline", "chain")
+    md = (tmp_path / js.replace(".json", ".md")).read_text()
+    assert "| model | variant | kernel µs |" in md
