@@ -14,6 +14,7 @@ from pypto.symbolic import Expr, element_reads
 from pypto.passes.capacity import check_capacity
 from pypto.passes.deps import link
 from pypto.passes.expr_table import check_expression_table
+from pypto.passes.untiled import warn_untiled
 from pypto.passes.expand import expand_block
 from pypto.passes.functions import RootFunction, build_root
 from pypto.passes.merge import block_settings, breadth_merge
@@ -75,6 +76,7 @@ def compile_program(program: Program, spec: MachineSpec, pg_upper_bound: int | N
         # Breadth merge of isomorphic subgraphs: vec NBuffer, cube L1 reuse, cube NBuffer.
         subgraphs, notes = breadth_merge(graph, subgraphs,
                                          block_settings(block, spec, merge_opts, magic))
+        warn_untiled(program.name, [graph])
         if stop_after == CompStage.TILE_GRAPH:
             partitions[block.name] = (graph, subgraphs)
             continue

@@ -48,6 +48,7 @@ from pypto.ir.dump import (block_hash, digest, dump_program, file_names, functio
                            hash_fields, source_lines, tensor_json, text, tile_json, write_json)
 from pypto.ir.operation import Operation
 from pypto.ir.program import Block
+from pypto.passes.untiled import untiled_json
 from pypto.passes import CompiledProgram
 from pypto.passes.expr_table import entries as expr_table_entries
 from pypto.passes.functions import CallOp, Leaf, RootFunction
@@ -159,7 +160,8 @@ def tile_graph_json(block: Block, graph: TileGraph, subgraphs: list[list[TileOp]
            "subgraphs": [{"index": i, "core": sg[0].core, "op_count": len(sg),
                           "latency": sum(op.latency for op in sg), "ops": [op.id for op in sg]}
                          for i, sg in enumerate(subgraphs)],
-           "gm_storages": sorted(graph.gm_storages)}
+           "gm_storages": sorted(graph.gm_storages),
+           "untiled_ops": untiled_json(graph)}
     if linked:
         out["escaping"] = sorted(graph.escaping)
     return out

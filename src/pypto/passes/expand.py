@@ -31,9 +31,9 @@ from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.machine.spec import MachineSpec
 from pypto.ops import elementwise as _ew
 from pypto.passes.cube import CubePlan
-from pypto.passes.tile_graph import (AIC, AIV, Region, TileGraph, TileOp, _const,
+from pypto.passes.tile_graph import (AIC, AIV, Region, TileGraph, TileGrid, TileOp, _const,
                                      clamped_valid, window)
-from pypto.symbolic import Const, Expr, binary
+from pypto.symbolic import Const, Expr, Sym, binary
 
 _ELEMENTWISE = (set(_ew._BINARY) | {c + "S" for c in _ew._BINARY} | set(_ew._UNARY)
                 | {"ROUND", "LRELU", "WHERE", "CLIP", "CAST", "COPY", "FULL", "EXPAND"})
@@ -83,6 +83,7 @@ class Expander:
         self.views: dict[int, tuple[TensorValue, tuple[Expr, ...], tuple[int, ...]]] = {}
         self.view_ops: dict[int, Operation] = {}     # view value id -> its VIEW op
         self.materialized: set[int] = set()
+        self.grids: dict[tuple, TileGrid] = {}       # (shape, tile) -> its run-time grid
 
     # ---- helpers ----
     def resolve(self, value: TensorValue, offsets: tuple[Expr, ...], shape: tuple[int, ...],
@@ -225,6 +226,8 @@ class Expander:
     def elementwise(self, op: Operation) -> bool:
         out = op.outputs[0]
         shape, tile = _static(out.shape), op.tile.vec
+        if shape is None and tile is not None and len(tile) == out.rank:
+            return self.grid_elementwise(op)
         if shape is None or tile is None or len(tile) != len(shape):
             return False
         # Per input: for each of its dims, the output dim it follows, or None when broadcast.
@@ -262,6 +265,57 @@ class Expander:
             self.new_op("compute", op.opcode, AIV, inputs, region, op, latency=latency)
         return True
 
+    def grid_elementwise(self, op: Operation) -> bool:
+        """An elementwise op on a DYNAMIC-shaped tensor: one tile op on its TileShape that
+        repeats over a run-time grid (`TileGrid`), each tile with its own offsets and valid
+        extents, as a static grid would have. An input dim is broadcast where it is 1 and
+        the output's is not; dims that cannot be told apart fall back to a whole op."""
+        out, tile = op.outputs[0], op.tile.vec
+        if op.opcode == "RSQRT":
+            return False    # (two tile ops per tile; kept whole for now)
+        follow = []
+        for v in op.inputs:
+            k = out.rank - v.rank
+            if k < 0:
+                return False
+            dims = []
+            for i, d in enumerate(v.shape):
+                o = out.shape[k + i]
+                if d == o:
+                    dims.append(k + i)
+                elif d == Const(1):
+                    dims.append(None)
+                else:
+                    return False
+            follow.append((v, None if dims == list(range(out.rank)) else tuple(dims)))
+        size = tuple(min(t, d.value) if isinstance(d, Const) else t
+                     for t, d in zip(tile, out.shape))
+        grid = self.grid(out.shape, size)
+        o = tuple(binary("mul", s, t) for s, t in zip(grid.syms, size))
+        inputs = [self.read(v, o, size) if dims is None else
+                  self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
+                            tuple(1 if d is None else size[d] for d in dims))
+                  for v, dims in follow]
+        region = window(out, o, size)
+        tile_op = self.new_op("compute", op.opcode, AIV, inputs, region, op,
+                              latency=self.vector_latency(op.opcode, region))
+        tile_op.grid = grid
+        return True
+
+    def grid(self, shape: tuple[Expr, ...], size: tuple[int, ...]) -> TileGrid:
+        """The run-time grid of `size` tiles over `shape`: ops with equal shapes and tiles
+        share it (and so may share a subgraph)."""
+        key = (shape, size)
+        found = self.grids.get(key)
+        if found is None:
+            n = len(self.grids)
+            syms = tuple(Sym(f"{self.block.name}_tile{n}_{d}", f"tile{n}_{d}")
+                         for d in range(len(shape)))
+            counts = tuple(binary("floordiv", binary("add", dim, t - 1), t)
+                           for dim, t in zip(shape, size))
+            found = self.grids[key] = TileGrid(syms, counts)
+        return found
+
     def transpose(self, op: Operation) -> bool:
         """One tile op per input tile; its output is the same window with the dims permuted
         (output dim i is input dim perm[i])."""
@@ -294,6 +348,8 @@ class Expander:
     def reduce(self, op: Operation) -> bool:
         src, out = op.inputs[0], op.outputs[0]
         shape, tile = _static(src.shape), op.tile.vec
+        if shape is None and tile is not None and len(tile) == src.rank:
+            return self.grid_reduce(op)
         if shape is None or tile is None or len(tile) != len(shape) or _static(out.shape) is None:
             return False
         dims, keep = tuple(op.attrs["dims"]), op.attrs["keepdim"]
@@ -344,6 +400,31 @@ class Expander:
                         latency=self.vector_latency(base, region_in))
         return True
 
+    def grid_reduce(self, op: Operation) -> bool:
+        """A reduction over static axes of a DYNAMIC-shaped tensor whose tile holds the whole
+        reduce axes: one tile op per run-time tile of the other dims (the grid an elementwise
+        op on the same tensor and TileShape uses, so `x - amax(x)` fuses per tile). A split
+        reduce axis stays a whole op."""
+        src, out, tile = op.inputs[0], op.outputs[0], op.tile.vec
+        dims, keep = tuple(op.attrs["dims"]), op.attrs["keepdim"]
+        if any(type(src.shape[d]) is not Const for d in dims):
+            return False
+        if op.opcode not in _WHOLE_AXIS_REDUCE and any(tile[d] < src.shape[d].value
+                                                       for d in dims):
+            return False
+        size = tuple(src.shape[i].value if i in dims else
+                     min(tile[i], src.shape[i].value) if type(src.shape[i]) is Const
+                     else tile[i] for i in range(src.rank))
+        grid = self.grid(src.shape, size)
+        o = tuple(_ZERO if i in dims else binary("mul", grid.syms[i], size[i])
+                  for i in range(src.rank))
+        region_in = self.read(src, o, size)
+        oo, os_ = self._reduced(o, size, dims, keep)
+        tile_op = self.new_op("compute", op.opcode, AIV, [region_in], window(out, oo, os_), op,
+                              latency=self.vector_latency(op.opcode, region_in))
+        tile_op.grid = grid
+        return True
+
     @staticmethod
     def _reduced(o: tuple[Expr, ...], size: tuple[int, ...], dims: tuple[int, ...],
                  keep: bool) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
@@ -369,6 +450,8 @@ class Expander:
         a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
         sa, sb, so = _static(a.shape), _static(b.shape), _static(out.shape)
         cube = op.tile.cube
+        if cube is not None and so is None:
+            return self.grid_matmul(op)
         if cube is None or sa is None or sb is None or so is None:
             return False
         if any(_static(v.shape) is None for v in op.inputs[2:]):
@@ -395,6 +478,34 @@ class Expander:
                         self._cube_op(op, bidx, batch, (m0, m), (n0, n), span, region)
         if partial is not None:
             self._split_k_reduce(op, partial, len(spans))
+        return True
+
+    def grid_matmul(self, op: Operation) -> bool:
+        """A matmul whose M is DYNAMIC (the rest static, whole K, no bias or split-K): per
+        (batch index, nL1 block) one cube tile op over a run-time grid of mL1 row blocks."""
+        a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
+        cube = op.tile.cube
+        if len(op.inputs) != 2 or cube.enable_split_k or out.rank < 2:
+            return False
+        if _static(b.shape) is None or any(type(d) is not Const
+                                           for i, d in enumerate(out.shape) if i != out.rank - 2):
+            return False
+        m_dim = a.rank - 1 if op.attrs["a_trans"] else a.rank - 2
+        if any(type(d) is not Const for i, d in enumerate(a.shape) if i != m_dim):
+            return False
+        so = tuple(d.value if type(d) is Const else None for d in out.shape)
+        K = a.shape[a.rank - 2 if op.attrs["a_trans"] else a.rank - 1].value
+        batch = so[:-2]
+        grid = self.grid((out.shape[-2],), (cube.m[1],))
+        m0 = binary("mul", grid.syms[0], cube.m[1])
+        for bidx in itertools.product(*(range(n) for n in batch)):
+            for n0 in range(0, so[-1], cube.n[1]):
+                n = min(cube.n[1], so[-1] - n0)
+                o = tuple(Const(x) for x in bidx) + (m0, Const(n0))
+                size = tuple(1 for _ in bidx) + (cube.m[1], n)
+                tile_op = self._cube_op(op, bidx, batch, (m0, cube.m[1]), (n0, n), (0, K),
+                                        window(out, o, size))
+                tile_op.grid = grid
         return True
 
     def _cube_op(self, op: Operation, bidx: tuple[int, ...], batch: tuple[int, ...],
@@ -455,25 +566,25 @@ class Expander:
     def _operand(self, v: TensorValue, bidx: tuple[int, ...], batch: tuple[int, ...],
                  span: tuple[int, int], ks: tuple[int, int], trans: bool, is_a: bool) -> Region:
         """The rows (A) / columns (B) of one output block, over the K range `ks`."""
-        shape = _static(v.shape)
-        k = len(batch) - (len(shape) - 2)
-        bo = tuple(Const(0 if shape[i] == 1 else bidx[k + i]) for i in range(len(shape) - 2))
+        k = len(batch) - (v.rank - 2)
+        bo = tuple(Const(0 if v.shape[i] == Const(1) else bidx[k + i]) for i in range(v.rank - 2))
         bs = tuple(1 for _ in bo)
         start, size = span
+        start = Const(start) if type(start) is int else start   # (a run-time row block)
         k0, kn = ks
         # A is [M, K] ([K, M] when transposed); B is [K, N] ([N, K] when transposed).
         outer_first = is_a != trans
         if outer_first:
-            return self.read(v, bo + (Const(start), Const(k0)), bs + (size, kn))
-        return self.read(v, bo + (Const(k0), Const(start)), bs + (kn, size))
+            return self.read(v, bo + (start, Const(k0)), bs + (size, kn))
+        return self.read(v, bo + (Const(k0), start), bs + (kn, size))
 
     def assemble(self, op: Operation) -> bool:
         src, dst = op.inputs[0], op.outputs[0]
         shape = _static(src.shape)
-        if shape is None:
-            return False
         offsets = tuple(op.attrs["offsets"])
         prods = self.graph.producers.get(src.id)
+        if shape is None:
+            return self.grid_assemble(op, src, dst, offsets, prods)
         if prods and all(p.kind in ("compute", "combine") for p in prods):
             regions = [(p.output.offsets, p.output.shape) for p in prods]
         elif op.tile.vec is not None and len(op.tile.vec) == len(shape):
@@ -489,6 +600,21 @@ class Expander:
                             clamped_valid(src, o, size))
             self.new_op("copy_out", "ASSEMBLE", core, [region_in], target, op,
                         {"tile_offsets": o})
+        return True
+
+
+    def grid_assemble(self, op: Operation, src: TensorValue, dst: TensorValue,
+                      offsets: tuple[Expr, ...], prods: list[TileOp] | None) -> bool:
+        """Assembling a value made on a run-time grid: one copy-out per tile, on that grid."""
+        if not prods or len(prods) != 1 or prods[0].grid is None or prods[0].kind != "compute":
+            return False
+        made = prods[0].output
+        target = Region(dst, tuple(binary("add", a, b) for a, b in zip(offsets, made.offsets)),
+                        made.shape, made.valid)
+        tile_op = self.new_op("copy_out", "ASSEMBLE", prods[0].core,
+                              [self.read(src, made.offsets, made.shape)], target, op,
+                              {"tile_offsets": made.offsets})
+        tile_op.grid = prods[0].grid
         return True
 
 

@@ -47,6 +47,12 @@ class CallOp:
     def core(self) -> str:
         return self.leaf.core
 
+    @property
+    def grid(self) -> Any:
+        """The run-time tile grid its ops share (ops on DYNAMIC-shaped tensors), or None:
+        such a call runs as one task per tile."""
+        return self.ops[0].grid if self.ops else None
+
 
 @dataclass(eq=False)
 class RootFunction:

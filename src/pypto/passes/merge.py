@@ -222,7 +222,9 @@ class _State:
         self.alive = [True] * len(subgraphs)
         # per subgraph: whether it holds a "whole" op, and its signature once computed (both
         # asked by every pass for every subgraph; union updates them)
-        self.has_whole = [any(op.kind == "whole" for op in sg) for sg in subgraphs]
+        # (ops on a run-time grid are never breadth-merged either: one task per tile already)
+        self.has_whole = [any(op.kind == "whole" or op.grid is not None for op in sg)
+                          for sg in subgraphs]
         self.sigs: list[str | None] = [None] * len(subgraphs)
         self.info: list[dict[str, GroupInfo]] = [{} for _ in subgraphs]
         self.where = {op.id: i for i, sg in enumerate(subgraphs) for op in sg}

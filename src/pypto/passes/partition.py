@@ -9,7 +9,8 @@ topological order. Rules, in order:
    core types match and the merged latency estimate stays within `pg_upper_bound` cycles (or
    one side adds no latency: a copy-out joins its producer even past the bound).
 3. Never merge when it would make the graph of subgraphs cyclic (a path from one to the other
-   through a third subgraph); "whole" ops stay alone.
+   through a third subgraph); "whole" ops stay alone; ops on a run-time grid (DYNAMIC-shaped
+   tensors) join only ops of the same grid along one-to-one edges.
 """
 from __future__ import annotations
 
@@ -157,14 +158,18 @@ def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
     sets = _Sets(graph)
     by_id = {op.id: op for op in graph.ops}
 
-    def mergeable(p: TileOp, c: TileOp) -> bool:
-        return p.core == c.core and p.kind != "whole" and c.kind != "whole"
+    def mergeable(p: TileOp, c: TileOp, kind: str = FUSE) -> bool:
+        # tile ops on a run-time grid share a subgraph only with ops of the same grid, tile
+        # to tile (each task runs one tile of them all)
+        return (p.core == c.core and p.kind != "whole" and c.kind != "whole"
+                and p.grid == c.grid and (p.grid is None or kind == FUSE))
 
     # 1. forced scopes (a scan of every edge, so only when some op has a scope)
     scoped = any(op.scope != -1 for op in graph.ops)
     for (p_id, c_id), kind in graph.edges.items() if scoped else ():
         p, c = by_id[p_id], by_id[c_id]
-        if kind in (FUSE, GM) and p.scope != -1 and p.scope == c.scope and mergeable(p, c):
+        if kind in (FUSE, GM) and p.scope != -1 and p.scope == c.scope and mergeable(p, c,
+                                                                                      kind):
             a, b = sets.find(p_id), sets.find(c_id)
             if a != b:
                 sets.merge_if_acyclic(a, b)

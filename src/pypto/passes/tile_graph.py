@@ -13,7 +13,7 @@ from typing import Any
 from pypto.dtypes import bytes_of
 from pypto.ir.operation import Operation
 from pypto.ir.tensor import TensorValue
-from pypto.symbolic import Const, Expr, binary
+from pypto.symbolic import Const, Expr, Sym, binary
 
 AIV, AIC = "AIV", "AIC"
 # Edge kinds: data that may stay on chip, data that goes through GM, pure storage ordering.
@@ -92,6 +92,9 @@ class TileOp:
     # per input: read from the task's local buffer (True) or from GM (False); set once the
     # subgraphs are known
     local_inputs: list[bool] = field(default_factory=list)
+    # a tile op over a DYNAMIC-shaped tensor repeats over a run-time grid of tiles: its
+    # offsets and valid extents are expressions of the grid's index symbols (None: one tile)
+    grid: "TileGrid | None" = None
     # executor caches: the compiled window plan and the attributes when they are constant
     plan: Any = field(default=None, repr=False, compare=False)
     static_attrs: dict[str, Any] | None = field(default=None, repr=False, compare=False)
@@ -100,6 +103,17 @@ class TileOp:
     def __repr__(self) -> str:
         out = f"%{self.output.value.id}" if self.output else "-"
         return f"TileOp#{self.id}({self.kind} {self.opcode} -> {out})"
+
+
+@dataclass(frozen=True)
+class TileGrid:
+    """The run-time tiles of an op on a DYNAMIC-shaped tensor: index symbol i_d runs over
+    range(counts[d]) (counts = ceil(dim / tile), evaluated per instance), and the tile op's
+    windows are written in terms of the symbols. Equal grids have equal symbols, so tile ops
+    of one grid may share a subgraph (one task per tile runs them all)."""
+
+    syms: tuple[Sym, ...]
+    counts: tuple[Expr, ...]
 
 
 @dataclass(eq=False)

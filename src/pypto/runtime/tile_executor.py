@@ -13,6 +13,7 @@ its batches) lives in a `_RootPlan`, and tasks of equal valid extents share one 
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any
 
@@ -30,6 +31,7 @@ from pypto.ops.elementwise import POINTWISE
 from pypto.passes import CompiledProgram
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import Region, TileOp
+from pypto.passes.untiled import untiled, whole_label
 from pypto.runtime import blas
 from pypto.gc_pause import gc_paused
 from pypto.runtime.liveness import EXPRESSION_READER, storage_users
@@ -51,6 +53,18 @@ _ELEMENTWISE = POINTWISE | {"CAST"}
 # a warm call then computes its large results in them instead of page-faulting fresh memory
 # (a third of a 1024x4096 softmax's run). They live on the compiled program (spare_buffers).
 _SPARE_BYTES = 64 << 20
+
+
+def _task_ids(ids: dict, calls: list[int]) -> list[int]:
+    """The tasks of these call ops of the instance (a call on a run-time grid made several)."""
+    out = []
+    for p in calls:
+        made = ids[p]
+        if type(made) is int:
+            out.append(made)
+        else:
+            out.extend(made)
+    return out
 
 
 def timing_only_possible(program: Program) -> str | None:
@@ -173,6 +187,9 @@ class TileExecutor(ReferenceExecutor):
                                 instance, ids)
                 continue
             call = calls[start]
+            if call.grid is not None:
+                self._run_grid(block.name, call, escaping, instance, ids, plan.facts[start])
+                continue
             task = None
             if self.stitcher is not None:
                 task = self._new_task(block.name, call, instance, ids, plan.facts[start])
@@ -186,6 +203,30 @@ class TileExecutor(ReferenceExecutor):
                     self._charge(task, call, windows[start], call_keys[start], escaping,
                                  plan, start)
             self._finish(call, task, ids)
+
+    def _run_grid(self, root: str, call: CallOp, escaping: set[int], instance: int,
+                  ids: dict, facts: _CallFacts) -> None:
+        """A call on a run-time tile grid: one task per tile, each with its own windows (the
+        grid's index symbols bound to the tile's position); what waits for the call waits
+        for all of them."""
+        grid = call.grid
+        counts = [max(0, self.ev(c)) for c in grid.counts]
+        values = self.env.values
+        made = []
+        for index in itertools.product(*(range(n) for n in counts)):
+            for sym, i in zip(grid.syms, index):
+                values[sym.name] = i
+            task = self._new_task(root, call, instance, ids, facts) \
+                if self.stitcher is not None else None
+            self.run_call(call, escaping, task)
+            if task is not None:
+                self._finish(call, task, ids)
+                made.append(task.id)
+            else:
+                self.calls_run += 1
+        for sym in grid.syms:
+            values.pop(sym.name, None)
+        ids[call.index] = made
 
     def _finish(self, call: CallOp, task: SimTask | None, ids: dict[int, int]) -> None:
         if task is not None:
@@ -295,7 +336,7 @@ class TileExecutor(ReferenceExecutor):
         # NOTE: like the operand hints, the merge ids are shared by the call op's tasks
         return SimTask(-1, -1, instance, root, self._root_index[root], call.index,
                        call.leaf.name, call.leaf.index, call.core, facts.label,
-                       preds=[ids[p] for p in call.preds], merge=facts.merge,
+                       preds=_task_ids(ids, call.preds), merge=facts.merge,
                        uncached=self._uncached, inputs=inputs, outputs=outputs)
 
     # ---- one task, op by op (whole ops, or windows that read tensor elements) ----
@@ -522,7 +563,9 @@ class _CallFacts:
     __slots__ = ("label", "merge", "sharing", "deaths", "batchable")
 
     def __init__(self, call: CallOp):
-        self.label = next((op.src.label for op in call.ops if op.src.label), "")
+        untiled_op = next((op for op in call.ops if untiled(op)), None)
+        self.label = whole_label(untiled_op) if untiled_op is not None else next(
+            (op.src.label for op in call.ops if op.src.label), "")
         self.merge = {name: info.key for name, info in getattr(call, "merge_info", {}).items()}
         self.sharing = CallCost.sharing(call.ops)
         self.deaths = _deaths(call.ops)
@@ -543,7 +586,7 @@ def _group_end(calls: list, start: int) -> int:
     """End of the run of calls from `start` that may batch: same op structure (same source
     ops and tile attributes), batchable ops only, and none waits for another."""
     head = calls[start]
-    if not _facts(head).batchable:
+    if head.grid is not None or not _facts(head).batchable:
         return start + 1
     members = {head.index}
     end = start + 1
@@ -732,7 +775,10 @@ class _RootPlan:
             i = end
         # groups whose batch shape depends on the valid extents only (see _rigid)
         self.rigid = {s for s, e in self.steps if e - s > 1 and _rigid(calls[s:e])}
-        self.has_whole = [any(op.kind == "whole" for op in c.ops) for c in calls]
+        # calls whose tile ops evaluate their own windows when they run: whole ops, and tile
+        # ops on a run-time grid (one task per tile)
+        self.has_whole = [c.grid is not None or any(op.kind == "whole" for op in c.ops)
+                          for c in calls]
         self.facts = [_facts(c) for c in calls]
         # the first call op charged like each one for equal valid extents (same regions of
         # the same values, same kinds of tile op): isomorphic calls share their CallCost

@@ -96,7 +96,7 @@ def compile_windows(calls: list):
     for call in calls:
         codes, values, valid = [], [], []
         for op in call.ops:
-            if op.kind == "whole":
+            if op.kind == "whole" or op.grid is not None:   # (evaluated tile by tile)
                 codes.append(None)
                 values.append(None)
                 continue

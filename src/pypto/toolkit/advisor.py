@@ -194,6 +194,12 @@ def _union(tasks: list[TaskEvent]) -> list[tuple[float, float]]:
     return [(a, b) for a, b in out]
 
 
+def _untiled_op(task_name: str) -> str:
+    """The op an untiled task runs, from its label "(whole <op>)" (passes/untiled.py)."""
+    m = re.search(r"\(whole (\w+)\)$", task_name)
+    return m.group(1) if m else ""
+
+
 def tile_shape(c: _Ctx) -> Advice:
     """A phase where fewer than half the vector cores work because one op has too few, long
     tasks: a smaller TileShape on that op gives more tasks to spread."""
@@ -219,6 +225,15 @@ def tile_shape(c: _Ctx) -> Advice:
                       "no phase with fewer than half the vector cores busy on a few long tasks")
     gain, key, tasks, phase, busy, mean = max(found, key=lambda f: (f[0], f[1]))
     names, n = _names(tasks)
+    whole = _untiled_op(tasks[0].name)
+    if whole:
+        return Advice("tile_shape", "pypto.loop", "advise",
+                      f"only {busy:.1f} of {c.n_aiv} vector cores busy while leaf "
+                      f"{c.leaf_name.get(key, key)} runs {whole} untiled ({len(tasks)} whole-"
+                      f"tensor task(s), {mean:.2f} us on average): no TileShape splits it; "
+                      f"compute it in a pypto.loop over views, or with ops that have tile rules",
+                      (f"task label '(whole {whole})': the op has no tile rule",), names, n,
+                      (phase[0][0], phase[-1][1]), gain)
     evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} task(s) of {mean:.2f} us on "
                 f"average; {busy:.1f} of {c.n_aiv} vector cores busy over its "
                 f"{sum(b - a for a, b in phase):.2f} us"]
