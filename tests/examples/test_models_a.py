@@ -1,28 +1,17 @@
-"""examples/models (helper A's models): each model at a reduced size against its torch golden,
-and each knob changes what it should (windows, task graph, parallelism)."""
+"""examples/models (attention decode, MoE routing, SwiGLU FFN): each model at a reduced size
+against its torch golden, and each knob changes what it should (windows, task graph,
+parallelism)."""
 from __future__ import annotations
-
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"models_{name}", MODELS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module      # dataclasses look their module up while defining
-    spec.loader.exec_module(module)
-    return module
+from _models import load_model
 
 
 @pytest.fixture(scope="module")
 def attn():
-    return _load("glm_attention")
+    return load_model("glm_attention")
 
 
 # ---- GLM-4.5 attention decode ------------------------------------------------------------
@@ -97,7 +86,7 @@ def test_attention_rejects_an_unknown_loop_order(attn):
 
 @pytest.fixture(scope="module")
 def moe():
-    return _load("moe_routing")
+    return load_model("moe_routing")
 
 
 def _cross_instance_preds(run) -> int:
@@ -156,7 +145,7 @@ def test_routing_rejects_an_unknown_cast(moe):
 
 @pytest.fixture(scope="module")
 def ffn():
-    return _load("swiglu_ffn")
+    return load_model("swiglu_ffn")
 
 
 @pytest.mark.parametrize("tiles", ["DECODE", "DECODE_SPLIT_K", "PREFILL"])

@@ -1,33 +1,22 @@
-"""Models of examples/models (helper B's three): each at a reduced size against its torch
+"""examples/models (Gated DeltaNet, indexer prolog, 6144 matmul): each at a reduced size against its torch
 golden, and each knob changing what it should (tile counts, task graph shape, windows).
 
 The model scripts are imported as modules; examples/README-style runs of the scripts as
 programs are in test_examples.py (reduced sizes only: the full sizes run when named).
 """
-import importlib.util
-import sys
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from _models import load_model
+
 pytestmark = pytest.mark.examples
-
-MODELS_DIR = Path(__file__).resolve().parents[2] / "examples" / "models"
-
-
-def _module(name: str):
-    spec = importlib.util.spec_from_file_location(f"models_{name}", MODELS_DIR / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module     # dataclasses look their module up while defined
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def matmul():
-    return _module("matmul_6144")
+    return load_model("matmul_6144")
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +79,7 @@ def test_matmul_views_must_divide_the_output(matmul):
 
 @pytest.fixture(scope="module")
 def gdn():
-    return _module("gated_deltanet")
+    return load_model("gated_deltanet")
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +188,7 @@ def test_gdn_config_errors_name_the_knob(gdn):
 
 @pytest.fixture(scope="module")
 def indexer():
-    return _module("indexer_prolog")
+    return load_model("indexer_prolog")
 
 
 @pytest.fixture(scope="module")
