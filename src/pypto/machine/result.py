@@ -114,7 +114,9 @@ class SimResult:
             f"(PyPTO's 'AICore End-to-End Time')",
             f"  e2e {self.us(n.e2e_cycles):.2f} us: launch to the last task or AICPU event",
             f"  tasks {n.aic_tasks} AIC / {n.aiv_tasks} AIV in {n.instances} instance(s), "
-            f"{n.windows} stitch window(s); {len(self.flows)} dependency edges",
+            f"{n.windows} stitch window(s) (workspace up to "
+            f"{self.stats.get('workspace_bytes', 0) / 2**20:,.2f} MiB each); "
+            f"{len(self.flows)} dependency edges",
             f"  AICore util {n.util_pct:.2f}% (AIC {n.aic_util_pct:.2f}%, "
             f"AIV {n.aiv_util_pct:.2f}%); L2 hit {l2}"]
         leaves = self.leaf_busy()
