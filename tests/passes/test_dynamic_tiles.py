@@ -164,3 +164,19 @@ def test_the_advisor_does_not_ask_for_a_tile_shape_that_cannot_split_an_untiled_
     advice = {a.rule: a for a in analyze(load(trace)).advice}["tile_shape"]
     assert advice.status == "advise" and advice.knob == "pypto.loop"
     assert "runs concat untiled" in advice.summary and "no TileShape splits it" in advice.summary
+
+
+def test_a_transpose_of_a_dynamic_tensor_runs_one_task_per_input_tile():
+    @pypto.frontend.jit
+    def flip(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+             y: pypto.Tensor([64, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        t = pypto.transpose(x, 0, 1)
+        pypto.set_vec_tile_shapes(64, 16)
+        y[:] = t * 1.0
+    x = torch.randn(40, 64)
+    y = torch.zeros(64, 40)
+    flip(x, y)
+    torch.testing.assert_close(y, x.t())
+    assert sum(r.task.label == "" for r in flip.last_run.tasks) == len(flip.last_run.tasks)
+    assert len(flip.last_run.tasks) == 3 + 3           # transpose tiles, then scale tiles

@@ -321,6 +321,8 @@ class Expander:
         (output dim i is input dim perm[i])."""
         src, out = op.inputs[0], op.outputs[0]
         shape, tile = _static(src.shape), op.tile.vec
+        if shape is None and tile is not None and len(tile) == src.rank:
+            return self.grid_transpose(op)
         if shape is None or tile is None or len(tile) != len(shape) or _static(out.shape) is None:
             return False
         perm = op.attrs["perm"]
@@ -332,6 +334,20 @@ class Expander:
                 latency = self.vector_latency(op.opcode, region)
             self.new_op("compute", op.opcode, AIV, [self.read(src, o, size)], region, op,
                         latency=latency)
+        return True
+
+    def grid_transpose(self, op: Operation) -> bool:
+        """A transpose of a DYNAMIC-shaped tensor: one tile op over the run-time grid of the
+        input's tiles, writing the permuted window of the output."""
+        src, out, tile = op.inputs[0], op.outputs[0], op.tile.vec
+        perm = op.attrs["perm"]
+        size = tuple(min(t, d.value) if type(d) is Const else t for t, d in zip(tile, src.shape))
+        grid = self.grid(src.shape, size)
+        o = tuple(binary("mul", s, t) for s, t in zip(grid.syms, size))
+        region = window(out, tuple(o[p] for p in perm), tuple(size[p] for p in perm))
+        tile_op = self.new_op("compute", op.opcode, AIV, [self.read(src, o, size)], region, op,
+                              latency=self.vector_latency(op.opcode, region))
+        tile_op.grid = grid
         return True
 
     def _undo(self, op: Operation) -> bool:
