@@ -98,6 +98,21 @@ def test_vec_nbuffer_fires_on_many_small_isomorphic_tasks(tmp_path):
     assert _status(tmp_path, _small(256, 12))["vec_nbuffer"] == "ok"      # not small
 
 
+def test_vec_nbuffer_gain_counts_only_ready_idle_time(tmp_path):
+    """The idle time before a task that waited for a predecessor (here a cube task ending
+    just as it starts) is not per-task overhead: merging saves none of it."""
+    small = _small(256, 2)                            # waves of 48 every 3 us, 1 us apart
+    waves = range(1, 1 + max(i // 48 for i in range(256)))
+    cube = [task(f"AIC_{1 + j}", 3 * w - 1, 1, leaf="C", window=0, call=1000 + 24 * w + j)
+            for w in waves for j in range(24)]
+    flows = [(256 + 24 * (w - 1) + (i % 48) % 24, i)       # each cube task feeds two
+             for i in range(256) for w in [i // 48] if w >= 1]
+    waited = _advice(tmp_path, small + cube, flows)["vec_nbuffer"]
+    unexplained = _advice(tmp_path, small + cube)["vec_nbuffer"]
+    assert unexplained.status == "advise" and unexplained.gain_us > 0
+    assert waited.status == "ok" and "not overhead-bound" in waited.summary
+
+
 # --- L1 reuse ------------------------------------------------------------------------------------
 
 def _cube(n, shared):

@@ -247,15 +247,19 @@ def tile_shape(c: _Ctx) -> Advice:
 
 
 def _lane_gaps(c: _Ctx) -> dict[int, float]:
-    """Idle time on its lane right before each core task (none for a lane's first task)."""
+    """Idle time on its lane right before each core task while the task was ready (none for a
+    lane's first task): the per-task overhead merging saves. Time spent waiting for a
+    predecessor (from the trace's flows) is not counted: merging cannot save it."""
     by_lane: dict[int, list[TaskEvent]] = defaultdict(list)
     for t in c.cores:
         by_lane[t.lane].append(t)
+    preds, tasks_all = c.data.preds(), c.data.tasks
     gaps = {}
     for tasks in by_lane.values():
         tasks.sort(key=lambda t: (t.start, t.index))
         for a, b in zip(tasks, tasks[1:]):
-            gaps[b.index] = max(0.0, b.start - a.end)
+            ready = max([a.end] + [tasks_all[p].end for p in preds.get(b.index, ())])
+            gaps[b.index] = max(0.0, b.start - ready)
     return gaps
 
 
@@ -288,6 +292,11 @@ def vec_nbuffer(c: _Ctx) -> Advice:
         return Advice("vec_nbuffer", knob, "ok",
                       f"no leaf with >= {2 * c.n_aiv} vector tasks under {SMALL_TASK_US:g} us")
     gain, key, tasks, n, mean, mean_gap = max(found, key=lambda f: (len(f[2]), f[1]))
+    if gain < MIN_GAP_US:
+        return Advice("vec_nbuffer", knob, "ok",
+                      f"{len(tasks)} small vector tasks (leaf {c.leaf_name.get(key, key)}) are "
+                      f"not overhead-bound: their cores idle {mean_gap:.3f} us on average "
+                      f"while they are ready, so merging would save little")
     order = _hashorder(tasks, "vec_nbuffer")
     setting = f"{{-2: 1, {order if order is not None else -1}: {n}}}"
     names, count = _names(tasks)
