@@ -25,6 +25,7 @@ import torch
 
 import pypto
 from pypto.profiling.output import write_run
+from pypto.toolkit import browser
 from pypto.toolkit.advisor import format_advice
 from pypto.toolkit.analyze import analyze
 from pypto.toolkit.trace import load
@@ -89,27 +90,12 @@ def make_kernel(step: Step):
 
 
 def screenshot(html: Path, png: Path) -> bool:
-    """A 1400x800 picture of the viewer page (headless Chromium, found as the page tests find
-    it: pypto.toolkit.browser); False, saying why, if none is available."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("no screenshots: the playwright package is missing (pip install -e '.[dev]')",
-              file=sys.stderr)
-        return False
-    from pypto.toolkit.browser import INSTALL_HINT, launch_headless
-    with sync_playwright() as p:
-        browser, reasons = launch_headless(p)
-        if browser is None:
-            print(f"no screenshots: no browser ({'; '.join(reasons)}); {INSTALL_HINT}",
-                  file=sys.stderr)
-            return False
-        page = browser.new_page(viewport={"width": 1400, "height": 800})
-        page.goto(html.resolve().as_uri())
-        page.wait_for_timeout(800)
-        page.screenshot(path=str(png))
-        browser.close()
-    return True
+    """A 1400x800 picture of the viewer page (pypto.toolkit.browser); False, saying why, if
+    there is no browser."""
+    why = browser.screenshot(html, png, wait_ms=800)
+    if why is not None:
+        print(f"no screenshots: {why}", file=sys.stderr)
+    return why is None
 
 
 def _shown(folder: Path) -> Path:

@@ -54,3 +54,26 @@ def launch_headless(playwright: Any, environ: Mapping[str, str] = os.environ
                 problem = str(exc).strip().splitlines()[0]
         reasons.append(f"{source}: {problem}")
     return None, reasons
+
+
+def screenshot(html: str | os.PathLike, png: str | os.PathLike, width: int = 1400,
+               height: int = 800, wait_ms: int = 1500) -> str | None:
+    """A picture of a viewer page in the headless browser; None, or why there is none (no
+    playwright, no browser: the docs scripts then leave their pictures as they were)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return "the playwright package is missing (pip install -e '.[dev]')"
+    from pathlib import Path
+    with sync_playwright() as p:
+        browser, reasons = launch_headless(p)
+        if browser is None:
+            return f"no browser ({'; '.join(reasons)}); {INSTALL_HINT}"
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(Path(html).resolve().as_uri())
+            page.wait_for_timeout(wait_ms)
+            page.screenshot(path=str(png))
+        finally:
+            browser.close()
+    return None
