@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from pypto.profiling.bounds import lower_bounds
 from pypto.profiling.output import write_run
+from pypto.toolkit.browser import screenshot
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS_DIR = ROOT / "examples" / "models"
@@ -452,25 +453,6 @@ def docs_page(res: dict, shots: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def screenshot(html: Path, png: Path) -> str | None:
-    """A 1400x800 picture of the viewer page; None, or why not (no playwright, no browser)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return "the playwright package is missing (pip install -e '.[dev]')"
-    from pypto.toolkit.browser import INSTALL_HINT, launch_headless
-    with sync_playwright() as p:
-        browser, reasons = launch_headless(p)
-        if browser is None:
-            return f"no browser ({'; '.join(reasons)}); {INSTALL_HINT}"
-        page = browser.new_page(viewport={"width": 1400, "height": 800})
-        page.goto(html.resolve().as_uri())
-        page.wait_for_timeout(1500)
-        page.screenshot(path=str(png))
-        browser.close()
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=["full", "reduced"], default="full")
@@ -502,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not r.get("headline") or "folder" not in r or args.no_screenshots:
                     continue
                 png = img / f"models_{r['model']}.png"
-                why = screenshot(Path(r["folder"]) / "swimlane.html", png)
+                why = screenshot(Path(r["folder"]) / "swimlane.html", png)   # None: taken
                 if why:
                     print(f"no screenshots: {why}", file=sys.stderr)
                     break
