@@ -657,29 +657,11 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
             elif e.get("name") == "process_name":
                 process = str(_object(n, e, "args").get("name", process))
         elif ph == "C":
-            ts, args = e.get("ts"), e.get("args", {})
-            if type(ts) not in number:
-                ts = _time(n, e, "ts")
-            if type(args) is not dict:
-                args = _object(n, e, "args")
-            if not 0.0 <= ts <= max_us:
-                dropped[bad_time(ts)] += 1
-                continue
-            for key, value in args.items():
-                if type(value) not in number:
-                    raise TraceFormatError(f"event {n} (ph 'C'): counter {key!r} is "
-                                           f"{reprlib.repr(value)}, not a number")
-                name = str(e.get("name", "")) if key == "size" else f"{e.get('name', '')}.{key}"
-                counters[name].append((float(ts), float(value)))
-    for tid, _, _ in order:
-        if tid not in lanes:
-            lanes[tid] = Lane(tid, str(tid), "other", None)
+            _counter(n, e, counters, dropped)
     if late:
-        tasks, cpu = [], []
-        for tid, has_id, t in order:
-            dest = cpu if lanes[tid].kind == "aicpu" else tasks
-            dest.append(TaskEvent(len(dest), t.id if has_id else len(dest), tid, t.name,
-                                  t.start, t.dur, t.args))
+        tasks, cpu = _refiled(order, lanes)
+    else:
+        _name_unknown_lanes(order, lanes)
     del order
     pairs = ((fid, s_tid, s_ts, *finishes[fid]) for fid, (s_tid, s_ts) in starts.items()
              if fid in finishes)                    # file order of the s events
@@ -688,6 +670,46 @@ def parse_swimlane(obj: dict[str, Any] | Iterable[dict[str, Any]]) -> SwimlaneDa
                         dict(other) if isinstance(other, dict) else {}, dict(dropped))
     restore_args(data)
     return data
+
+
+def _counter(n: int, e: dict[str, Any], counters: dict[str, list[tuple[float, float]]],
+             dropped: dict[str, int]) -> None:
+    """File the samples of counter event `e` (number `n`): one series per args key."""
+    ts, args = e.get("ts"), e.get("args", {})
+    if type(ts) not in _NUMBER_TYPES:
+        ts = _time(n, e, "ts")
+    if type(args) is not dict:
+        args = _object(n, e, "args")
+    if not 0.0 <= ts <= MAX_TIME_US:
+        dropped[bad_time(ts)] += 1
+        return
+    for key, value in args.items():
+        if type(value) not in _NUMBER_TYPES:
+            raise TraceFormatError(f"event {n} (ph 'C'): counter {key!r} is "
+                                   f"{reprlib.repr(value)}, not a number")
+        name = str(e.get("name", "")) if key == "size" else f"{e.get('name', '')}.{key}"
+        counters[name].append((float(ts), float(value)))
+
+
+def _name_unknown_lanes(order: list[tuple[int, bool, TaskEvent]], lanes: dict[int, Lane]) -> None:
+    """A lane with tasks but no thread_name event is an "other" lane named by its tid."""
+    for tid, _, _ in order:
+        if tid not in lanes:
+            lanes[tid] = Lane(tid, str(tid), "other", None)
+
+
+def _refiled(order: list[tuple[int, bool, TaskEvent]],
+             lanes: dict[int, Lane]) -> tuple[list[TaskEvent], list[TaskEvent]]:
+    """(tasks, AICPU events) in file order, now that every lane's kind is known (a lane was
+    declared, or redeclared, after its first X event)."""
+    _name_unknown_lanes(order, lanes)
+    tasks: list[TaskEvent] = []
+    cpu: list[TaskEvent] = []
+    for tid, has_id, t in order:
+        dest = cpu if lanes[tid].kind == "aicpu" else tasks
+        dest.append(TaskEvent(len(dest), t.id if has_id else len(dest), tid, t.name,
+                              t.start, t.dur, t.args))
+    return tasks, cpu
 
 
 def _match_flows(tasks: list[TaskEvent], pairs: Iterable[tuple]) -> list[Flow]:
