@@ -221,7 +221,7 @@ element = Element
 # The DT_* constants are the DataType members (pypto.DT_FP32 is DataType.DT_FP32).
 globals().update({_dt.name: _dt for _dt in DataType})
 
-__version__ = "0.1.0"
+from pypto._version import __version__ as __version__
 
 # Every public function and every Tensor / SymbolicScalar method is an entry point: a PyptoError
 # raised below it shows the user's frames and this one entry frame, not the library's internals.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import enum
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from pypto.errors import PyptoTypeError, PyptoValueError
 
@@ -34,6 +34,37 @@ class CompStage(enum.IntEnum):
 
 
 Check = Callable[[str, Any], Any]  # (qualified key, value) -> canonical value; raises if bad
+
+# Pass options each traced op keeps (as current when it was recorded): the breadth merges read
+# them per block (passes/merge.py), so a set_pass_options inside a loop body affects that loop's
+# roots only (frontend/tracer.py records them).
+MERGE_OPTION_KEYS = ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
+                     "mg_copyin_upper_bound", "mg_vec_parallel_lb")
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What the compiler reads from the options, fixed once at the jit boundary: the compiler
+    never reads the ambient option scope (`frontend/options.py`).
+
+    `merge` holds the merge pass options set in the scope at compile time (ops that recorded
+    their own keep those); `pg_upper_bound` None means the machine spec's."""
+
+    machine: str | None = None
+    pg_upper_bound: int | None = None
+    stop_after: CompStage = CompStage.ALL_COMPLETE
+    merge: Mapping[str, Any] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stop_after", CompStage(self.stop_after))
+        object.__setattr__(self, "merge", dict(self.merge or {}))
+
+    @classmethod
+    def from_scope(cls, lookup: Callable[..., Any]) -> "CompileOptions":
+        """The options of the current scope; `lookup(key, default=None)` reads it."""
+        return cls(lookup("runtime.machine") or None, lookup("pass.pg_upper_bound"),
+                   lookup("host.compile_stage", 0),
+                   {k: v for k in MERGE_OPTION_KEYS if (v := lookup("pass." + k)) is not None})
 
 
 def _fail(key: str, value: Any, expected: str) -> None:

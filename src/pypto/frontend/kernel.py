@@ -26,6 +26,7 @@ import types
 from typing import Any, Callable
 
 from pypto import _config
+from pypto._config import CompileOptions
 from pypto.errors import (PyptoRuntimeError, PyptoTypeError, PyptoValueError,
                           SourceLoc, user_facing)
 from pypto.frontend import options as opt
@@ -316,10 +317,9 @@ class JitKernel:
                 gc_was_on = gc.isenabled()
                 gc.disable()
                 try:
-                    compiled = compile_program(
-                        program, machine_spec(opt.lookup("runtime.machine") or None),
-                        opt.lookup("pass.pg_upper_bound"),
-                        stop_after=opt.lookup("host.compile_stage", 0))
+                    options = CompileOptions.from_scope(opt.lookup)
+                    compiled = compile_program(program, machine_spec(options.machine),
+                                               options)
                 finally:
                     if gc_was_on:
                         gc.enable()

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from pypto._config import MERGE_OPTION_KEYS
 from pypto.dtypes import DataType
 from pypto.errors import PyptoRuntimeError, SourceLoc, user_location
 from pypto.frontend import options as opt
@@ -24,10 +25,6 @@ from pypto.symbolic import BRANCH_DECIDER, Const, Expr
 
 MAX_BRANCHES_PER_PATH = 64
 MAX_PATHS_PER_LOOP = 4096
-# Pass options each op keeps (as current when recorded): the breadth merges read them per block
-# (passes/merge.py), so a set_pass_options inside a loop body affects that loop's roots only.
-MERGE_OPTION_KEYS = ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
-                     "mg_copyin_upper_bound", "mg_vec_parallel_lb")
 
 
 @dataclass(eq=False)

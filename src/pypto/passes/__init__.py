@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from pypto._config import CompStage
+from pypto._config import CompileOptions, CompStage
 from pypto.ir.program import Program
 from pypto.machine.spec import MachineSpec
 from pypto.symbolic import Expr, element_reads
@@ -18,7 +18,6 @@ from pypto.passes.untiled import warn_untiled
 from pypto.passes.expand import expand_block
 from pypto.passes.functions import RootFunction, build_root
 from pypto.passes.merge import block_settings, breadth_merge
-from pypto.passes.merge import current_options as current_merge_options
 from pypto.passes.partition import partition
 from pypto.passes.tile_graph import TileGraph, TileOp
 
@@ -48,12 +47,13 @@ class CompiledProgram:
         return {name: len(r.leaves) for name, r in self.roots.items()}
 
 
-def compile_program(program: Program, spec: MachineSpec, pg_upper_bound: int | None = None,
-                    stop_after: CompStage = CompStage.ALL_COMPLETE) -> CompiledProgram:
-    """Compile every block; `stop_after` (host_options.compile_stage) ends early: TENSOR_GRAPH
-    after the tensor-level checks, TILE_GRAPH after partition and merging (before leaves and
-    call ops exist); later stages compile fully."""
-    stop_after = CompStage(stop_after)
+def compile_program(program: Program, spec: MachineSpec,
+                    options: CompileOptions = CompileOptions()) -> CompiledProgram:
+    """Compile every block; `options.stop_after` (host_options.compile_stage) ends early:
+    TENSOR_GRAPH after the tensor-level checks, TILE_GRAPH after partition and merging (before
+    leaves and call ops exist); later stages compile fully."""
+    stop_after = options.stop_after
+    pg_upper_bound = options.pg_upper_bound
     # Tensor level: warn about TileShapes too small for the expression table.
     check_expression_table(program)
     if stop_after == CompStage.TENSOR_GRAPH:
@@ -63,7 +63,7 @@ def compile_program(program: Program, spec: MachineSpec, pg_upper_bound: int | N
     ids = itertools.count(_SYNTHETIC_IDS)
     shared = _values_shared_across_blocks(program)
     roots = {}
-    merge_opts = current_merge_options()   # the scope's; ops recorded their own (merge.py)
+    merge_opts = options.merge   # the scope's; ops recorded their own (merge.py)
     for magic, block in enumerate(program.blocks()):
         # Tensor graph -> tile graph on each op's recorded TileShape.
         graph, views = expand_block(block, spec, ids, shared)

@@ -61,7 +61,7 @@ more than one of its matmul tile ops reads, so a cost model charges each once (P
 identical loads inside a subgraph). `copyin_bytes` gives a subgraph's deduplicated load bytes.
 
 Settings: each op keeps the merge pass options current when it was recorded
-(`Operation.pass_options`, see tracer.MERGE_OPTION_KEYS); a block uses those of its last op, so
+(`Operation.pass_options`, see _config.MERGE_OPTION_KEYS); a block uses those of its last op, so
 a `set_pass_options` inside a loop body (before its ops) applies to that loop's roots only. Keys
 the op did not record fall back to the options current at compile time (`current_options`),
 then to the defaults (`mg_*` bounds from the machine spec's partition section).
@@ -77,11 +77,6 @@ from pypto.passes.functions import signature
 from pypto.passes.tile_graph import AIC, AIV, FUSE, GM, Region, TileGraph, TileOp
 
 VEC, L1, CUBE = "vec_nbuffer", "cube_l1_reuse", "cube_nbuffer"
-# the pass options read here (the same names as tracer.MERGE_OPTION_KEYS, which records them)
-_KEYS = ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
-         "mg_copyin_upper_bound", "mg_vec_parallel_lb")
-
-
 @dataclass(frozen=True)
 class MergeSettings:
     vec_nbuffer: dict = field(default_factory=dict)
@@ -109,12 +104,6 @@ class Annotation:
     # the subgraph's `functions.signature` when a merge pass computed it (None otherwise), so
     # that `build_root` does not hash every subgraph again
     signature: str | None = None
-
-
-def current_options() -> dict[str, Any]:
-    """The merge pass options set in the current option scope (at compile time)."""
-    from pypto.frontend import options as opt  # here: the frontend imports the passes
-    return {k: v for k in _KEYS if (v := opt.lookup("pass." + k)) is not None}
 
 
 def block_settings(block: Any, spec: MachineSpec, current: dict[str, Any],

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from pypto._version import __version__
 from pypto.machine.result import AicpuRun, SimResult, TaskRun
 from pypto.profiling.swimlane import (MAGIC_BASE, aicpu_lane_name, core_lane,
                                       core_lane_number, exact, jsonable, lane_tid,
@@ -166,7 +167,6 @@ def run_columns(result: SimResult) -> RunColumns:
     # s ends 1 ns before the task's end: inside its slice and before the next one of the
     # lane even at Perfetto's resolution (PyPTO puts it FLOW_LEAD_US = 0.1 ns before)
     s_ts = ((end - np.minimum(1, (end - start) // 2)) / unit).tolist()
-    from pypto import __version__     # NOTE: here: `pypto` may still be initialising at import
     other = {"generator": f"openpto {__version__}", "kernel": result.kernel,
              "clock_mhz": result.clock_mhz, "aic": result.aic, "aiv": result.aiv}
     pred_ends = latest_pred_ends(result)
