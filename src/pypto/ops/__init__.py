@@ -9,13 +9,18 @@ from pypto.ops import cast as _cast
 from pypto.ops import creation as _creation
 from pypto.ops import elementwise as _ew
 from pypto.ops import index as _index
+from pypto.ops import indexing as _indexing
+from pypto.ops import layout as _layout
 from pypto.ops import matmul as _matmul
+from pypto.ops import ordering as _ordering
 from pypto.ops import quant as _quant
 from pypto.ops import reduce as _reduce
+from pypto.ops import selection as _selection
 from pypto.ops import shape as _shape
 from pypto.ops.core import REGISTRY as REGISTRY
 
-FAMILIES = (_cast, _creation, _ew, _index, _matmul, _quant, _reduce, _shape)
+FAMILIES = (_cast, _creation, _ew, _index, _layout, _matmul, _ordering, _quant, _reduce,
+            _selection, _shape)
 
 # Tensor methods that forward to the function of the same name (first argument = self).
 _METHODS = [
@@ -77,9 +82,9 @@ def _install() -> None:
     Tensor.__eq__ = lambda s, o: ew.eq(s, o)
     Tensor.__ne__ = lambda s, o: ew.ne(s, o)
     Tensor.__matmul__ = _tensor_matmul
-    Tensor.__getitem__ = _shape.getitem
-    Tensor.__setitem__ = _shape.setitem
-    Tensor.where = lambda s, condition, other: ew.where(condition, s, other)  # torch order
+    Tensor.__getitem__ = _indexing.getitem
+    Tensor.__setitem__ = _indexing.setitem
+    Tensor.where = lambda s, condition, other: _selection.where(condition, s, other)  # torch
     Tensor.move = lambda s, other: _shape.move(s, other)
     Tensor.assemble = lambda s, src, offsets: _shape.assemble(src, offsets, s)
     Tensor.fill_ = _fill

@@ -25,7 +25,7 @@ from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, use
 from pypto.frontend.tensor import Tensor
 from pypto.frontend.tracer import current_tracer, require_tracer
 from pypto.frontend import options as opt
-from pypto.ir.tensor import TensorValue, TileOpFormat
+from pypto.ir.tensor import TensorValue
 from pypto.symbolic import Const, Expr, SymbolicScalar, as_expr, binary
 
 VECTOR, CUBE, NONE = "vector", "cube", "none"
@@ -109,10 +109,6 @@ def norm_dim(dim: Any, rank: int, op: str) -> int:
     if not -rank <= dim < rank:
         raise PyptoValueError(f"{op}: dim {dim} is out of range for a rank-{rank} tensor")
     return dim % rank
-
-
-def same_dim(a: Expr, b: Expr) -> bool:
-    return a == b
 
 
 def broadcast_shapes(op: str, *shapes: tuple[Expr, ...]) -> tuple[Expr, ...]:
@@ -265,12 +261,3 @@ def scalar_dtype_check(op: str, t: TensorValue, scalar: Any) -> None:
         raise PyptoTypeError(f"{op}: a float scalar ({scalar}) cannot be combined with a "
                              f"{t.dtype.name} tensor; use an int or cast the tensor")
 
-
-def nz_check(op: str, *vals: TensorValue) -> None:
-    for v in vals:
-        if v.format is TileOpFormat.TILEOP_NZ:
-            raise PyptoValueError(f"{op} does not accept NZ-format tensors ({v!r})")
-
-
-def np_zeros(shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
-    return np.zeros(tuple(shape), dtype=dtype)

@@ -1,6 +1,6 @@
-"""Views, writes and layout ops: view, assemble/move/atomic_add, reshape, transpose/permute,
-squeeze, concat, expand_clone, clone/copy, pad/fillpad, interleave/deinterleave, pack/unpack,
-and the indexing rules of `t[key]` / `t[key] = v`.
+"""Views, writes and reshapes: view, assemble/move/atomic_add/set_element, reshape,
+transpose/permute, squeeze, concat, expand_clone, clone/copy, pad/fillpad (the lane and byte
+layout ops are `layout`, the indexing rules of `t[key]` / `t[key] = v` are `indexing`).
 
 Reading a view copies the window when the op runs (program order), so a later write to the
 parent does not change an earlier view. `reshape(..., inplace=True)` instead aliases the
@@ -8,7 +8,6 @@ parent's storage, so writes through it land in the parent (e.g. a kernel output)
 """
 from __future__ import annotations
 
-import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -17,15 +16,18 @@ from pypto.dtypes import DataType, bytes_of, check_supported, to_numpy
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.frontend.tracer import require_tracer
-from pypto.ir.tensor import TensorValue, TileOpFormat
-from pypto.ops.core import (NONE, emit, emit1, emit_write, norm_dim, register, shape_exprs,
+from pypto.ir.tensor import TensorValue
+from pypto.ops.core import (NONE, emit1, emit_write, norm_dim, register, shape_exprs,
                             static_dims, value_of)
-from pypto.symbolic import (Const, ElementRead, Expr, SymbolicScalar, as_expr, binary,
-                            select, wrap)
+from pypto.symbolic import Const, Expr, SymbolicScalar, binary
 
 
 def _pretty(shape: Sequence[Expr]) -> str:
     return "[" + ", ".join(repr(d) for d in shape) + "]"
+
+
+def _tensor_name(v: TensorValue) -> str:
+    return f"'{v.name}'" if v.name else f"a [{', '.join(repr(d) for d in v.shape)}] tensor"
 
 
 def _clamped_valid(parent_valid: Expr, offset: Expr, size: int) -> Expr:
@@ -116,7 +118,6 @@ def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any
 
 @register("BITCAST", core=NONE, full_inputs=True, widen=False)
 def _bitcast_compute(xs: list, at: dict) -> np.ndarray:
-    from pypto.dtypes import to_numpy
     return np.ascontiguousarray(xs[0]).view(to_numpy(at["dtype"]))
 
 
@@ -568,386 +569,3 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: Any = 0) 
     if len(pad) == 4:
         shape[-2] = binary("add", shape[-2], pad[3])
     return emit1("PAD", [v], tuple(shape), v.dtype, tuple(shape), {"value": value})
-
-
-# --------------------------------------------------------------------------------------------
-# interleave / deinterleave
-
-_INTERLEAVE_DTYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT16,
-                      DataType.DT_UINT16, DataType.DT_INT32, DataType.DT_UINT32,
-                      DataType.DT_FP16, DataType.DT_FP32, DataType.DT_BF16)
-
-
-def _interleave_operand(op: str, t: Any, what: str) -> TensorValue:
-    v = value_of(t, op, what)
-    if v.dtype not in _INTERLEAVE_DTYPES:
-        names = ", ".join(d.name for d in _INTERLEAVE_DTYPES)
-        raise PyptoTypeError(f"{op}: {what} dtype {v.dtype.name} is not supported ({names})")
-    if not 1 <= v.rank <= 4:
-        raise PyptoValueError(f"{op}: {what} must have rank 1 to 4, got rank {v.rank}")
-    if v.format is TileOpFormat.TILEOP_NZ:
-        raise PyptoValueError(f"{op}: {what} must not be in NZ format")
-    last = v.shape[-1]
-    if not isinstance(last, Const) or last.value % 2:
-        raise PyptoValueError(f"{op}: the last dim of {what} must be a static even size, got "
-                              f"{last!r}")
-    return v
-
-
-def _pair(op: str, a: Any, b: Any) -> tuple[TensorValue, TensorValue]:
-    va, vb = _interleave_operand(op, a, "input"), _interleave_operand(op, b, "other")
-    if va.dtype != vb.dtype:
-        raise PyptoTypeError(f"{op}: other dtype {vb.dtype.name} != input dtype {va.dtype.name}")
-    if va.rank != vb.rank or any(x != y for x, y in zip(va.shape, vb.shape)):
-        raise PyptoValueError(f"{op}: other shape {_pretty(vb.shape)} != input shape "
-                              f"{_pretty(va.shape)}")
-    return va, vb
-
-
-def _clip_to(valid: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
-    return tuple(max(0, min(int(v), int(s))) for v, s in zip(valid, shape))
-
-
-def _crop(x: np.ndarray, valid: Sequence[int]) -> np.ndarray:
-    return x[tuple(slice(0, n) for n in _clip_to(valid, x.shape))]
-
-
-@register("INTERLEAVE", full_inputs=True, widen=False)
-def _interleave_compute(xs: list, at: dict) -> tuple[np.ndarray, np.ndarray]:
-    a, b = xs
-    n = a.shape[-1]
-    stream = np.stack([a, b], axis=-1).reshape(a.shape[:-1] + (2 * n,))
-    return _crop(stream[..., :n], at["valid0"]), _crop(stream[..., n:], at["valid1"])
-
-
-def interleave(input: Any, other: Any) -> tuple[Tensor, Tensor]:
-    """Interleave two tensors along the last dim and split the stream in two halves.
-
-    Per row of the last dim (length n, static and even), the stream is `s[2k] = input[k]`,
-    `s[2k + 1] = other[k]` (length 2n); the first output holds `s[:n]` and the second `s[n:]`.
-    `input` and `other` have one shape (rank 1 to 4, ND format) and one dtype (INT8, UINT8,
-    INT16, UINT16, INT32, UINT32, FP16, FP32 or BF16); both outputs have that shape and dtype.
-    Values move bit-exactly. With a partial valid region the stream holds data up to twice the
-    smaller valid extent of the last dim; each output is valid over its part of that prefix
-    (and over the common valid extent of the other dims). The inverse is `deinterleave(out0,
-    out1)`. Returns `(out0, out1)`."""
-    op = "interleave"
-    va, vb = _pair(op, input, other)
-    n = va.shape[-1]
-    rows = tuple(binary("min", x, y) for x, y in zip(va.valid_shape[:-1], vb.valid_shape[:-1]))
-    pairs = binary("mul", binary("min", va.valid_shape[-1], vb.valid_shape[-1]), 2)
-    valid0 = rows + (binary("min", n, pairs),)
-    valid1 = rows + (binary("max", 0, binary("sub", pairs, n)),)
-    out = emit("INTERLEAVE", [va, vb], [(va.shape, va.dtype, valid0), (va.shape, va.dtype, valid1)],
-               {"valid0": valid0, "valid1": valid1}, op=op)
-    return out[0], out[1]
-
-
-@register("DEINTERLEAVE", full_inputs=True, widen=False)
-def _deinterleave_compute(xs: list, at: dict) -> tuple[np.ndarray, np.ndarray]:
-    stream = xs[0] if len(xs) == 1 else np.concatenate(xs, axis=-1)
-    return _crop(stream[..., 0::2], at["valid0"]), _crop(stream[..., 1::2], at["valid1"])
-
-
-def deinterleave(input: Any, other: Any = None) -> tuple[Tensor, Tensor]:
-    """Split an interleaved stream into its even and odd positions along the last dim.
-
-    - `deinterleave(input)`: `input` holds the whole stream (last dim 2n, static and even);
-      returns `(input[..., 0::2], input[..., 1::2])`, each with last dim n.
-    - `deinterleave(input, other)`: the stream is `input` followed by `other` along the last
-      dim (one shape and dtype, last dim n static and even); returns its even and odd positions,
-      each of `input`'s shape. This inverts `interleave`: `deinterleave(*interleave(a, b))` is
-      `(a, b)`.
-
-    Dtypes: INT8, UINT8, INT16, UINT16, INT32, UINT32, FP16, FP32 or BF16 (kept, values move
-    bit-exactly); rank 1 to 4, ND format. The stream holds data up to its first padding: the
-    valid extent of `input` if that is partial, else n plus that of `other`; position k of an
-    output is valid when its stream position is."""
-    op = "deinterleave"
-    if other is None:
-        va = _interleave_operand(op, input, "input")
-        half = Const(va.shape[-1].value // 2)
-        shape = va.shape[:-1] + (half,)
-        rows, data = va.valid_shape[:-1], va.valid_shape[-1]
-        vals = [va]
-    else:
-        va, vb = _pair(op, input, other)
-        shape = va.shape
-        rows = tuple(binary("min", x, y) for x, y in zip(va.valid_shape[:-1],
-                                                         vb.valid_shape[:-1]))
-        n = va.shape[-1]
-        full = binary("ge", va.valid_shape[-1], n)
-        data = select(full, binary("add", n, vb.valid_shape[-1]), va.valid_shape[-1])
-        vals = [va, vb]
-    valid0 = tuple(rows) + (binary("floordiv", binary("add", data, 1), 2),)
-    valid1 = tuple(rows) + (binary("floordiv", data, 2),)
-    out = emit("DEINTERLEAVE", vals, [(shape, va.dtype, valid0), (shape, va.dtype, valid1)],
-               {"valid0": valid0, "valid1": valid1}, op=op)
-    return out[0], out[1]
-
-
-# --------------------------------------------------------------------------------------------
-# pack / unpack (byte reinterpretation)
-
-_PACK_DTYPES = (DataType.DT_BF16, DataType.DT_FP16, DataType.DT_FP32, DataType.DT_INT64,
-                DataType.DT_UINT64, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT16,
-                DataType.DT_UINT16, DataType.DT_INT8, DataType.DT_UINT8)
-
-
-def _little_endian_bytes(x: np.ndarray) -> np.ndarray:
-    arr = np.ascontiguousarray(x)
-    big = arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big")
-    if big and arr.dtype.itemsize > 1:
-        arr = arr.byteswap()
-    return arr.reshape(-1).view(np.uint8)
-
-
-@register("PACK", full_inputs=True, widen=False)
-def _pack_compute(xs: list, at: dict) -> np.ndarray:
-    return _little_endian_bytes(xs[0])[:at["_out_valid"][0]]
-
-
-def pack(x: Any) -> Tensor:
-    """The bytes of `x` as a 1-D DT_UINT8 tensor: `x` is flattened in row-major order and each
-    element contributes its `bytes_of(dtype)` bytes, least significant first (little endian),
-    so an INT32 0x03040506 packs to [6, 5, 4, 3]. Length = numel * bytes_of(dtype).
-
-    Dtypes: BF16, FP16, FP32, INT64, UINT64, INT32, UINT32, INT16, UINT16, INT8, UINT8; rank 1
-    to 4, ND format. The output is valid over the bytes of the valid elements, which must form
-    a row-major prefix of `x` (only the outermost non-1 dim may be partial)."""
-    op = "pack"
-    v = value_of(x, op, "x")
-    if v.dtype not in _PACK_DTYPES:
-        raise PyptoTypeError(f"{op}: dtype {v.dtype.name} is not supported (BF16, FP16, FP32, "
-                             f"INT64, UINT64, INT32, UINT32, INT16, UINT16, INT8, UINT8)")
-    if not 1 <= v.rank <= 4:
-        raise PyptoValueError(f"{op}: x must have rank 1 to 4, got rank {v.rank}")
-    if v.format is TileOpFormat.TILEOP_NZ:
-        raise PyptoValueError(f"{op}: x must not be in NZ format")
-    numel: Expr = Const(1)
-    for d in v.shape:
-        numel = binary("mul", numel, d)
-    flat = _reshape_valid(v.shape, v.valid_shape, (numel,))
-    if flat is None:
-        raise PyptoValueError(f"{op}: the valid region {_pretty(v.valid_shape)} of x "
-                              f"(shape {_pretty(v.shape)}) is not a row-major prefix; "
-                              f"fillpad the tensor first")
-    size = int(bytes_of(v.dtype))
-    return emit1("PACK", [v], (binary("mul", numel, size),), DataType.DT_UINT8,
-                 (binary("mul", flat[0], size),), op=op)
-
-
-@register("UNPACK", full_inputs=True, widen=False)
-def _unpack_compute(xs: list, at: dict) -> np.ndarray:
-    target = to_numpy(at["dtype"]).newbyteorder("<")
-    out = np.ascontiguousarray(xs[0]).view(target).astype(to_numpy(at["dtype"]))
-    return out[:at["_out_valid"][0]]
-
-
-def unpack(x: Any, dtype: DataType) -> Tensor:
-    """The inverse of `pack`: a 1-D DT_UINT8 tensor whose bytes are read as `dtype` elements
-    (little endian, `bytes_of(dtype)` bytes each). `dtype` is UINT8, INT8, UINT16, INT16,
-    UINT32, INT32, UINT64, INT64, BF16, FP16 or FP32. The length of `x` must be a static
-    multiple of `bytes_of(dtype)`; the output has length len(x) / bytes_of(dtype) and is valid
-    over the whole elements inside `x`'s valid bytes."""
-    op = "unpack"
-    v = value_of(x, op, "x")
-    if v.dtype is not DataType.DT_UINT8:
-        raise PyptoTypeError(f"{op}: x must be a DT_UINT8 tensor, got {v.dtype.name}")
-    if v.rank != 1:
-        raise PyptoValueError(f"{op}: x must be 1-D, got rank {v.rank}")
-    if not isinstance(dtype, DataType) or dtype not in _PACK_DTYPES:
-        raise PyptoTypeError(f"{op}: dtype must be one of UINT8, INT8, UINT16, INT16, UINT32, "
-                             f"INT32, UINT64, INT64, BF16, FP16, FP32, got {dtype!r}")
-    size = int(bytes_of(dtype))
-    n = v.shape[0]
-    if not isinstance(n, Const) or n.value % size:
-        raise PyptoValueError(f"{op}: the length of x ({n!r}) must be a static multiple of "
-                              f"{size} (the size of {dtype.name})")
-    valid = binary("floordiv", v.valid_shape[0], size)
-    return emit1("UNPACK", [v], (Const(n.value // size),), dtype, (valid,), {"dtype": dtype},
-                 op=op)
-
-
-# --------------------------------------------------------------------------------------------
-# Indexing: t[key] and t[key] = v
-
-def _normalize_key(v: TensorValue, key: Any) -> list[Any]:
-    items = list(key) if isinstance(key, tuple) else [key]
-    if any(isinstance(k, Tensor) for k in items):
-        raise PyptoTypeError("t[key]: a tensor cannot index a tensor (no advanced indexing); "
-                             "use pypto.gather or pypto.index_select")
-    ellipses = [i for i, k in enumerate(items) if k is Ellipsis]  # `is`: `==` would trace an op
-    if len(ellipses) > 1:
-        raise PyptoValueError("t[key]: an index can contain only one '...'")
-    if ellipses:
-        i = ellipses[0]
-        fill = v.rank - (len(items) - 1)
-        items = items[:i] + [slice(None)] * fill + items[i + 1:]
-    if len(items) > v.rank:
-        raise PyptoValueError(f"t[key]: too many indices ({len(items)}) for a rank-{v.rank} "
-                              f"tensor")
-    return items + [slice(None)] * (v.rank - len(items))
-
-
-def _norm_index(e: Any, dim: Expr, what: str) -> Expr:
-    if isinstance(e, (float, bool)) or not isinstance(e, (int, SymbolicScalar)):
-        raise PyptoTypeError(f"t[key]: {what} must be an int or SymbolicScalar, got {e!r}")
-    x = as_expr(e)
-    if isinstance(x, Const) and x.value < 0:
-        x = binary("add", dim, x)
-    return x
-
-
-def _tensor_name(v: TensorValue) -> str:
-    return f"'{v.name}'" if v.name else f"a [{', '.join(repr(d) for d in v.shape)}] tensor"
-
-
-def _check_bounds(op: str, v: TensorValue, d: int, start: Expr, stop: Expr | None,
-                  key: Any) -> None:
-    """A slice (or int index, stop = start + 1) whose bounds and dim are static must lie inside
-    the dim after Python-style wrapping of negative values; unlike torch, an out-of-range
-    bound is not clamped (a clamped slice changes the shape and a partial write leaves part of
-    the destination unwritten). Symbolic bounds keep their run-time window semantics."""
-    dim = v.shape[d]
-    if not isinstance(dim, Const):
-        return
-    n = dim.value
-    bad = (isinstance(start, Const) and not 0 <= start.value < n) or \
-        (isinstance(stop, Const) and not 0 < stop.value <= n)
-    if bad:
-        raise PyptoValueError(
-            f"{op}: {key} is out of bounds for dim {d} of {_tensor_name(v)} (size {n}; "
-            f"static bounds must lie in [-{n}, {n}], negative ones count from the end)")
-
-
-def _slice_bounds(s: slice, v: TensorValue, d: int, op: str = "t[key]") -> tuple[Expr, Expr]:
-    dim = v.shape[d]
-    if s.step not in (None, 1):
-        raise PyptoValueError(f"{op}: slice step must be 1, got {s.step} on dim {d}")
-    start = Const(0) if s.start is None else _norm_index(s.start, dim, f"slice start of dim {d}")
-    stop = dim if s.stop is None else _norm_index(s.stop, dim, f"slice stop of dim {d}")
-    _check_bounds(op, v, d, start, stop, f"slice [{_bound(s.start)}:{_bound(s.stop)}]")
-    return start, stop
-
-
-def _bound(b: Any) -> str:
-    return "" if b is None else repr(b)
-
-
-def getitem(t: Tensor, key: Any) -> Any:
-    """PyPTO indexing: slices give a view whose sizes must be ints; int indices drop their
-    dim; an all-int index reads one element as a SymbolicScalar (INT32 tensors).
-
-    Bounds: negative ints count from the end (Python). A static bound outside the dim (after
-    that wrap) is an error while tracing, not clamped as in torch (`x[8:24]` on 16 rows would
-    read 8 rows where 16 were written). A symbolic start (`x[i:i + 16]`) is a window like
-    `pypto.view`: at run time it may reach past the edge, and only the part inside is valid."""
-    v = t.value
-    if isinstance(key, slice) and isinstance(key.stop, Tensor):
-        from pypto.ops.index import gather
-        return gather(t, key.start if key.start is not None else 0, key.stop)
-    items = _normalize_key(v, key)
-    if all(not isinstance(k, slice) for k in items):
-        idx = _indices(v, items, "t[key]")
-        if v.dtype not in (DataType.DT_INT32, DataType.DT_INT64, DataType.DT_INT16,
-                           DataType.DT_INT8):
-            raise PyptoTypeError(f"t[i, j]: reading one element of a {v.dtype.name} tensor as a "
-                                 f"scalar is not supported (use an INT32 tensor)")
-        return wrap(ElementRead(v.id, idx, v))
-    if all(isinstance(k, slice) and k == slice(None) for k in items):
-        return t
-    offsets, sizes, dropped = [], [], []
-    for d, (k, dim) in enumerate(zip(items, v.shape)):
-        if isinstance(k, slice):
-            start, stop = _slice_bounds(k, v, d)
-        else:
-            start = _norm_index(k, dim, f"index of dim {d}")
-            stop = binary("add", start, 1)
-            _check_bounds("t[key]", v, d, start, stop, f"index {k!r}")
-            dropped.append(d)
-        size = binary("sub", stop, start)
-        if not isinstance(size, Const):
-            raise PyptoValueError(
-                f"t[key]: slice of dim {d} has size {size!r}, which does not simplify to an int; "
-                f"write x[a:a+T] with an int T, or use pypto.view(x, shape, offsets, "
-                f"valid_shape=...) for dynamic extents")
-        if size.value <= 0:
-            raise PyptoValueError(f"t[key]: slice of dim {d} is empty (size {size.value})")
-        offsets.append(start)
-        sizes.append(size.value)
-    out = view(t, sizes, offsets)
-    if dropped:
-        ov = out.value
-        keep = [i for i in range(ov.rank) if i not in dropped]
-        return _internal_reshape(ov, tuple(ov.shape[i] for i in keep),
-                                 tuple(ov.valid_shape[i] for i in keep))
-    return out
-
-
-def _indices(v: TensorValue, items: list, op: str) -> tuple[Expr, ...]:
-    """All-int index: each wrapped (negative counts from the end) and checked when static."""
-    idx = []
-    for d, (k, dim) in enumerate(zip(items, v.shape)):
-        i = _norm_index(k, dim, f"index of dim {d}")
-        _check_bounds(op, v, d, i, binary("add", i, 1), f"index {k!r}")
-        idx.append(i)
-    return tuple(idx)
-
-
-def setitem(t: Tensor, key: Any, value: Any) -> None:
-    """PyPTO slice assignment: `t[:] = v` moves; otherwise `v` is assembled at the slice
-    starts; int indices insert size-1 dims; all ints set one element.
-
-    A missing start is 0. As in PyPTO the stop is ignored: the written extent is `v`'s valid shape
-    (`out[b:b+1] = v` writes all of v's rows), and that extent must lie inside `t` (checked
-    while tracing when static, when the write runs otherwise). Negative starts and ints count
-    from the end; a static start or int outside the dim is an error naming it."""
-    v = t.value
-    if isinstance(key, slice) and isinstance(key.stop, Tensor):
-        from pypto.ops.index import scatter_
-        scatter_(t, key.start if key.start is not None else 0, key.stop, value)
-        return
-    items = _normalize_key(v, key)
-    if all(not isinstance(k, slice) for k in items):
-        set_element(v, _indices(v, items, "t[key] = v"), value)
-        return
-    src = value_of(value, "t[key] = v", "value")
-    if all(isinstance(k, slice) and k.start is None and k.stop is None for k in items):
-        move(t, value)
-        return
-    offsets = []
-    for d, (k, dim) in enumerate(zip(items, v.shape)):
-        if isinstance(k, slice):
-            if k.step not in (None, 1):
-                raise PyptoValueError(f"t[key] = v: slice step must be 1, got {k.step} on dim {d}")
-            if k.start is not None:
-                start = _norm_index(k.start, dim, f"slice start of dim {d}")
-                _check_bounds("t[key] = v", v, d, start, None, f"slice start {k.start!r}")
-                offsets.append(start)
-            else:
-                # NOTE: PyPTO places a stop-only slice at stop - dim, which is negative (an
-                # error) for every stop but the dim itself; here it starts at 0, as in torch
-                offsets.append(Const(0))
-        else:
-            i = _norm_index(k, dim, f"index of dim {d}")
-            _check_bounds("t[key] = v", v, d, i, binary("add", i, 1), f"index {k!r}")
-            offsets.append(i)
-    n_slices = sum(1 for k in items if isinstance(k, slice))
-    if src.rank == v.rank:
-        assemble(value, offsets, t)
-        return
-    if src.rank != n_slices:
-        raise PyptoValueError(f"t[key] = v: the value has rank {src.rank} but the index "
-                              f"has {n_slices} slices (and {v.rank - n_slices} ints)")
-    shape, valid = [], []
-    it = iter(range(src.rank))
-    for k in items:
-        if isinstance(k, slice):
-            i = next(it)
-            shape.append(src.shape[i])
-            valid.append(src.valid_shape[i])
-        else:
-            shape.append(Const(1))
-            valid.append(Const(1))
-    assemble(_internal_reshape(src, tuple(shape), tuple(valid)), offsets, t)
