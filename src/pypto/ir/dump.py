@@ -31,6 +31,11 @@ from pypto.ir.tensor import TensorValue
 from pypto.symbolic import Expr
 
 FORMAT_VERSION = 1
+# The per-stage dumps of the compiled program (written by `pypto.passes.dump`, read by the
+# toolkit's graph page) are named after the PyPTO pass whose dump shows the same level.
+TENSOR_PASS = "Before_004_ExpandFunction"
+TILE_PASS = "Before_027_SubgraphToFunction"
+CODEGEN_PASS = "After_036_CodegenPreproc"
 
 
 def text(x: Any) -> Any:

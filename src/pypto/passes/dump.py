@@ -44,8 +44,9 @@ from typing import Any
 
 from pypto._config import CompStage
 from pypto.dtypes import bytes_of
-from pypto.ir.dump import (block_hash, digest, dump_program, file_names, function_table,
-                           hash_fields, source_lines, tensor_json, text, tile_json, write_json)
+from pypto.ir.dump import (CODEGEN_PASS, TENSOR_PASS, TILE_PASS, block_hash, digest,
+                           dump_program, file_names, function_table, hash_fields, source_lines,
+                           tensor_json, text, tile_json, write_json)
 from pypto.ir.operation import Operation
 from pypto.ir.program import Block
 from pypto.passes.untiled import untiled_json
@@ -56,9 +57,6 @@ from pypto.passes.tile_graph import AIC, Region, TileGraph, TileOp
 from pypto.symbolic import Const
 
 FORMAT_VERSION = 1
-TENSOR_PASS = "Before_004_ExpandFunction"
-TILE_PASS = "Before_027_SubgraphToFunction"
-CODEGEN_PASS = "After_036_CodegenPreproc"
 
 
 def _loc(op: Operation) -> str | None:

@@ -14,11 +14,11 @@ resolution is `run_folder.newest_run`.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import sys
 
-import pypto
+from pypto._version import __version__
+from pypto.gc_pause import gc_paused
 from pypto.toolkit.errors import ToolkitError
 
 # subcommand -> (module, one-line help)
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pypto-toolkit",
         description="OpenPTO toolkit: swimlane viewer, analysis, diff and graph views for "
                     "kernels written against the PyPTO API.")
-    parser.add_argument("--version", action="version", version=f"openpto {pypto.__version__}")
+    parser.add_argument("--version", action="version", version=f"openpto {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -85,22 +85,18 @@ def main(argv: list[str] | None = None) -> int:
     # NOTE: a command holds a parsed trace of millions of acyclic objects from start to end;
     # every full pass of the cyclic GC would walk them all (a 1M-event view spent half its
     # time there), so the collector is paused for the command (refcounting still frees)
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        if args.command in RUN_ARGUMENTS:
-            _resolve_run(args)
-        return int(_module(args._module).run(args) or 0)
-    except ToolkitError as e:
-        print(f"pypto-toolkit {args.command}: error: {e}", file=sys.stderr)
-        return 2
-    except RecursionError:      # (the readers stop deeper JSON; this is the last resort)
-        print(f"pypto-toolkit {args.command}: error: an input is nested too deeply to process",
-              file=sys.stderr)
-        return 2
-    finally:
-        if enabled:
-            gc.enable()
+    with gc_paused():
+        try:
+            if args.command in RUN_ARGUMENTS:
+                _resolve_run(args)
+            return int(_module(args._module).run(args) or 0)
+        except ToolkitError as e:
+            print(f"pypto-toolkit {args.command}: error: {e}", file=sys.stderr)
+            return 2
+        except RecursionError:      # (the readers stop deeper JSON; this is the last resort)
+            print(f"pypto-toolkit {args.command}: error: an input is nested too deeply to "
+                  "process", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -57,8 +57,8 @@ def has_swimlane(folder: str) -> bool:
 
 def has_compile_dumps(folder: str) -> bool:
     """The per-stage dumps of `compile_debug_mode=1` (what `pypto-toolkit graph` reads)."""
-    # NOTE: imported here: passes is a heavy import and `--help` must stay instant
-    from pypto.passes.dump import CODEGEN_PASS, TENSOR_PASS, TILE_PASS
+    # NOTE: imported here: the IR is a heavy import and `--help` must stay instant
+    from pypto.ir.dump import CODEGEN_PASS, TENSOR_PASS, TILE_PASS
     prefixes = tuple(f"{p}_" for p in (TENSOR_PASS, TILE_PASS, CODEGEN_PASS))
     try:
         return any(n.startswith(prefixes) and n.endswith(".json") for n in os.listdir(folder))

@@ -25,7 +25,7 @@ import os
 from collections import Counter, defaultdict
 from typing import Any
 
-from pypto.passes.dump import CODEGEN_PASS, TENSOR_PASS, TILE_PASS
+from pypto.ir.dump import CODEGEN_PASS, TENSOR_PASS, TILE_PASS
 from pypto.toolkit.errors import ToolkitError
 
 Graph = dict[str, Any]
