@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pypto.profiling.bounds import lower_bounds
-from pypto.profiling.output import write_run
+from pypto.toolkit.run_pages import write_run
 from pypto.toolkit.browser import screenshot
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 import pypto
-from pypto.profiling.output import write_run
+from pypto.toolkit.run_pages import write_run
 from pypto.toolkit import browser
 from pypto.toolkit.advisor import format_advice
 from pypto.toolkit.analyze import analyze

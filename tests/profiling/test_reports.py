@@ -7,7 +7,8 @@ import pytest
 from pypto.profiling.reports import (LaneTask, analyze_bubbles, bubble_report,
                                      bubbles_from_result, bubbles_from_swimlane, format_bubbles,
                                      one_line_summary, run_numbers, stats_report, write_reports)
-from pypto.profiling.swimlane import read_swimlane, summarize
+from pypto.profiling.swimlane import summarize
+from pypto.profiling.swimlane_reader import read_swimlane
 from pypto.profiling.swimlane_writer import write_swimlane
 
 

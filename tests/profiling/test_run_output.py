@@ -7,7 +7,7 @@ import os
 import torch
 
 import pypto
-from pypto.profiling.swimlane import read_swimlane
+from pypto.profiling.swimlane_reader import read_swimlane
 
 
 def _kernel(add_tile):

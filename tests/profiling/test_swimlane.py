@@ -6,7 +6,8 @@ from collections import Counter
 import pytest
 
 from pypto.profiling.swimlane import (FLOW_NAME, TraceFormatError, format_summary, lane_tid,
-                                      read_swimlane, stable_hash, summarize, task_id)
+                                      stable_hash, summarize, task_id)
+from pypto.profiling.swimlane_reader import read_swimlane
 from pypto.profiling.reports import bubbles_from_swimlane
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
 

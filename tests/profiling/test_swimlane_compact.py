@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pypto.profiling.run_columns import run_columns
-from pypto.profiling.swimlane import (DERIVED_ARGS, SHARED_ARGS, read_swimlane,
-                                      restore_args, parse_swimlane)
+from pypto.profiling.swimlane import DERIVED_ARGS, SHARED_ARGS, restore_args
+from pypto.profiling.swimlane_reader import read_swimlane, parse_swimlane
 from pypto.profiling.swimlane_writer import write_swimlane
 from pypto.toolkit.trace import load
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from pypto.profiling.output import _write_viewer
+from pypto.toolkit.run_pages import write_viewer
 from pypto.profiling.run_columns import latest_pred_ends, run_columns
-from pypto.profiling.swimlane import parse_swimlane, read_swimlane
+from pypto.profiling.swimlane_reader import parse_swimlane, read_swimlane
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
 from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
 from pypto.toolkit.viewer.page import embed_json
@@ -69,7 +69,7 @@ def test_viewer_from_columns_data_or_file_is_one_page(result, tmp_path):
     for name, data in (("a", path), ("b", parse_swimlane(swimlane_events(result))),
                        ("c", run_columns(result))):
         (tmp_path / name).mkdir()
-        _write_viewer(data, str(tmp_path / name))
+        write_viewer(data, str(tmp_path / name))
         pages.append((tmp_path / name / "swimlane.html").read_text())
     assert pages[0] == pages[1] == pages[2]
 

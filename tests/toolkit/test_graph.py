@@ -11,7 +11,7 @@ import os
 import pytest
 
 from _graph_runs import run_exp_add, run_matmul_exp, run_softmax
-from pypto.profiling.swimlane import read_swimlane
+from pypto.profiling.swimlane_reader import read_swimlane
 from pypto.toolkit import graph
 from pypto.toolkit.errors import ToolkitError
 from pypto.toolkit.graphview.diff import diff_runs

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from _graph_runs import run_exp_add, run_matmul_exp, run_softmax, write_chains
-from pypto.profiling.swimlane import read_swimlane
+from pypto.profiling.swimlane_reader import read_swimlane
 from pypto.toolkit import graph
 
 

@@ -231,7 +231,7 @@ def test_batched_reading_equals_json_load(tmp_path, monkeypatch, chunk, layout):
     that lands inside a string (a name holding "}, {" or "},\\n{"), a NaN, a non-object event
     or a list of objects inside args makes that batch fall back to one event at a time. The
     result is always what `json.load` + `parse_swimlane` gives, for every read chunk size."""
-    from pypto.profiling.swimlane import parse_swimlane
+    from pypto.profiling.swimlane_reader import parse_swimlane
     from pypto.toolkit import trace as trace_module
     monkeypatch.setattr(trace_module, "_CHUNK", chunk)
     tasks = [task("AIV_25" if i % 2 else "AIV_26", 3.0 * i, 2.0, leaf=f"L{i % 3}", call=i,

@@ -8,8 +8,8 @@ import re
 import pytest
 
 import pypto.toolkit.trace as trace_module
-from pypto.profiling.output import _write_viewer
-from pypto.profiling.swimlane import read_swimlane
+from pypto.toolkit.run_pages import write_viewer
+from pypto.profiling.swimlane_reader import read_swimlane
 from pypto.toolkit.cli import main
 from pypto.toolkit.trace import load
 from pypto.toolkit.viewer.page import embed_json
@@ -106,7 +106,7 @@ def test_run_writes_swimlane_html(samples, tmp_path):
     """A run folder gets swimlane.html (its cost is in the benchmarks' `write` column)."""
     trace = tmp_path / "merged_swimlane.json"
     trace.write_text((samples / "softmax_merged_swimlane.json").read_text())
-    _write_viewer(trace, str(tmp_path))
+    write_viewer(trace, str(tmp_path))
     assert len(embedded((tmp_path / "swimlane.html").read_text())["runs"][0]["start"]) == 320
 
 

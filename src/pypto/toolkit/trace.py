@@ -14,7 +14,6 @@ carry) are read as U+FFFD. Events with an unusable time (not finite, negative, b
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -23,8 +22,9 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from pypto.profiling.swimlane import (MAX_TIME_US, SwimlaneData, TraceFormatError,
-                                      parse_swimlane, restore_args)
+from pypto.gc_pause import gc_paused
+from pypto.profiling.swimlane import MAX_TIME_US, SwimlaneData, TraceFormatError, restore_args
+from pypto.profiling.swimlane_reader import parse_swimlane
 from pypto.toolkit.errors import ToolkitError
 
 _CHUNK = 1 << 20                # characters read per refill
@@ -250,24 +250,20 @@ def load(path: str | os.PathLike) -> SwimlaneData:
     top: dict[str, Any] = {}
     # NOTE: parsing makes a few container objects per event and no cycles; cyclic GC passes
     # over the growing task list would cost a large share of the load, so they are paused
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with open(p, encoding="utf-8") as f:
-            data = parse_swimlane(_events(_Stream(f), top))
-    except _Malformed as e:
-        raise ToolkitError(f"{p}: {e}") from None
-    except TraceFormatError as e:
-        raise ToolkitError(f"{p}: malformed trace: {e}") from None
-    except UnicodeDecodeError:
-        raise ToolkitError(f"{p}: not a trace: the file is not UTF-8 text") from None
-    except OSError as e:
-        raise ToolkitError(f"{p}: cannot read: {e.strerror or e}") from None
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
-        raise ToolkitError(f"{p}: malformed trace event: {e!r}") from None
-    finally:
-        if enabled:
-            gc.enable()
+    with gc_paused():
+        try:
+            with open(p, encoding="utf-8") as f:
+                data = parse_swimlane(_events(_Stream(f), top))
+        except _Malformed as e:
+            raise ToolkitError(f"{p}: {e}") from None
+        except TraceFormatError as e:
+            raise ToolkitError(f"{p}: malformed trace: {e}") from None
+        except UnicodeDecodeError:
+            raise ToolkitError(f"{p}: not a trace: the file is not UTF-8 text") from None
+        except OSError as e:
+            raise ToolkitError(f"{p}: cannot read: {e.strerror or e}") from None
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise ToolkitError(f"{p}: malformed trace event: {e!r}") from None
     other = top.get("otherData")
     data.other = dict(other) if isinstance(other, dict) else {}
     restore_args(data)      # NOTE: otherData may follow the events: restored once all are read

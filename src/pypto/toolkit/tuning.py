@@ -175,7 +175,7 @@ def run_case(case: Case, out_root: str = os.path.join("output", "tuning"),
              write: bool = True) -> CaseResult:
     """Run every variant of `case`; see the module docstring."""
     from pypto.passes.dump import dump_compiled
-    from pypto.profiling.output import write_run
+    from pypto.toolkit.run_pages import write_run
     measured, failures = [], []
     for v in case.variants:
         runs, check = v.run()
