@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import redirect_stdout
 
-from pypto.frontend.kernel import JitKernel
+from pypto.driver import JitKernel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -63,7 +63,7 @@ def _kernel(family: str, n: int) -> tuple[Any, list]:
 @contextlib.contextmanager
 def _phase_clocks(parts: dict[str, float]):
     """Adds the CPU seconds spent in each timed function to `parts` while active."""
-    import pypto.frontend.kernel as K
+    import pypto.driver as K
     import pypto.passes as P
     from pypto.runtime.stitch import Stitcher
 

@@ -59,8 +59,8 @@ def worker(target: str) -> None:
     import torch
     t_torch = time.perf_counter()
     del torch   # imported only to time it: the examples import it
-    import pypto.frontend.kernel as K
-    import pypto.profiling.output as out
+    import pypto.driver as K
+    import pypto.toolkit.run_pages as out
     parts = {"compile": 0.0, "execute": 0.0, "simulate": 0.0, "write": 0.0}
     kernels = []
     orig_init, orig_exec, orig_sim, orig_write = (K.JitKernel.__init__, K.JitKernel._execute,

@@ -7,7 +7,8 @@ from pypto.dtypes import bytes_of as bytes_of
 from pypto.errors import PyptoError as PyptoError
 from pypto.errors import PyptoWarning as PyptoWarning
 from pypto.errors import user_facing_namespace as _user_facing_namespace
-from pypto.frontend.kernel import jit as jit
+from pypto.driver import JitKernel as _JitKernel
+from pypto.driver import jit as jit
 from pypto.frontend.control import cond as cond
 from pypto.frontend.control import is_loop_begin as is_loop_begin
 from pypto.frontend.control import is_loop_end as is_loop_end
@@ -214,6 +215,8 @@ from pypto.frontend.tracer import get_current_function as get_current_function
 from pypto.frontend.tracer import get_last_function as get_last_function
 from pypto.ir.program import Program as Function
 from pypto import frontend as frontend
+
+frontend.jit, frontend.JitKernel = jit, _JitKernel   # users name them pypto.frontend.*
 
 tensor = Tensor
 element = Element

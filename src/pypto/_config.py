@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
 from pypto.errors import PyptoTypeError, PyptoValueError
@@ -299,7 +299,6 @@ _SPECS: list[OptionSpec] = [
 ]
 
 SPECS: dict[str, OptionSpec] = {s.key: s for s in _SPECS}
-GROUPS = ("runtime", "pass", "host", "codegen", "verify", "debug", "operation")
 
 
 def spec_for(group: str, name: str) -> OptionSpec:
@@ -330,3 +329,37 @@ def check_dict(group: str, values: dict | None, what: str) -> dict[str, Any]:
 def default(group: str, name: str) -> Any:
     d = SPECS[f"{group}.{name}"].default
     return dict(d) if isinstance(d, dict) else list(d) if isinstance(d, list) else d
+
+
+def _declared(group: str, name: str) -> Any:
+    """A RunOptions field defaulting to the declaration of `group.name`."""
+    d = default(group, name)
+    return field(default=tuple(d) if isinstance(d, list) else d, metadata={"group": group})
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the run, the simulation and the written output read from the options, fixed once
+    per call at the jit boundary: the runtime never reads the ambient option scope."""
+
+    run_mode: RunMode | None = _declared("runtime", "run_mode")
+    executor: str = _declared("runtime", "executor")
+    numerics: str = _declared("runtime", "numerics")
+    stitch_function_max_num: int = _declared("runtime", "stitch_function_max_num")
+    stitch_function_size: int = _declared("runtime", "stitch_function_size")
+    max_workspace_kb: int = _declared("runtime", "max_workspace_kb")
+    device_sched_mode: int = _declared("runtime", "device_sched_mode")
+    launch_sched_aicpu_num: int = _declared("runtime", "launch_sched_aicpu_num")
+    enable_pass_verify: bool = _declared("verify", "enable_pass_verify")
+    pass_verify_error_tol: tuple[float, float] = _declared("verify", "pass_verify_error_tol")
+    compile_debug_mode: int = _declared("debug", "compile_debug_mode")
+    runtime_debug_mode: int = _declared("debug", "runtime_debug_mode")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pass_verify_error_tol", tuple(self.pass_verify_error_tol))
+
+    @classmethod
+    def from_scope(cls, lookup: Callable[..., Any]) -> "RunOptions":
+        """The options of the current scope; `lookup(key, default=None)` reads it."""
+        return cls(**{f.name: lookup(f"{f.metadata['group']}.{f.name}", f.default)
+                      for f in fields(cls)})

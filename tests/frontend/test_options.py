@@ -153,7 +153,7 @@ def test_run_mode_values():
 
 def test_npu_run_mode_prints_the_no_npu_notice_once(capsys, monkeypatch):
     """NPU runs on the CPU with exact numerics, saying so once per process."""
-    from pypto.frontend import kernel as kernel_mod
+    from pypto import driver as kernel_mod
     monkeypatch.setattr(kernel_mod, "_NPU_NOTICE_SHOWN", False)
 
     def make():

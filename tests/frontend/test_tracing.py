@@ -532,7 +532,7 @@ def test_dataclass_config_is_a_trace_time_constant():
 def test_runtime_options_dict_is_held_by_reference(capsys, monkeypatch):
     """A change to the runtime_options dict after decoration takes effect on the next call
     without recompiling (run_mode NPU prints its notice; a bad value is rejected)."""
-    from pypto.frontend import kernel as kernel_mod
+    from pypto import driver as kernel_mod
     monkeypatch.setattr(kernel_mod, "_NPU_NOTICE_SHOWN", False)
     rt = {"run_mode": pypto.RunMode.SIM}
 

@@ -1,5 +1,8 @@
-"""The frontend: kernel entry (`jit`), annotations, tracing, control flow, option scopes."""
-from pypto.frontend.kernel import JitKernel as JitKernel
-from pypto.frontend.kernel import dynamic as dynamic
-from pypto.frontend.kernel import function as function
-from pypto.frontend.kernel import jit as jit
+"""The frontend: tracing only (annotations, binding, tracer, control flow, option scopes).
+
+`jit` and `JitKernel` are named here (`pypto.frontend.jit is pypto.jit`) but live in
+`pypto/driver.py`, above the compiler and the runtime they call: `pypto/__init__.py` attaches
+them to this namespace, so importing the frontend alone never imports the layers above it.
+"""
+from pypto.frontend.entry import dynamic as dynamic
+from pypto.frontend.entry import function as function

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from pypto.dtypes import DataType, bytes_of
+from pypto.dtypes import DataType
 from pypto.symbolic import Const, Expr
 
 
@@ -64,15 +64,6 @@ class TensorValue:
         if all(isinstance(d, Const) for d in self.shape):
             return tuple(d.value for d in self.shape)
         return None
-
-    def nbytes_static(self) -> float | None:
-        s = self.static_shape()
-        if s is None:
-            return None
-        n = 1
-        for d in s:
-            n *= d
-        return n * bytes_of(self.dtype)
 
     def aliases(self, other: "TensorValue") -> bool:
         return self.storage is other.storage

@@ -1,0 +1,299 @@
+"""`pypto.jit`: the kernel driver. bind -> cache key -> trace (on a miss) -> compile -> run ->
+simulate -> write, read top to bottom in `JitKernel._call`.
+
+Decoration checks the signature (tensor parameters first, no return value) and the option
+dicts, but compiles nothing. Each call binds the caller's tensors against the annotations,
+builds the cache key from the static shapes, dtypes, non-tensor argument values, the option
+scope and the simple module globals the kernel reads (`frontend/guards.py` says which), traces
+the body on a miss (`frontend/entry.py`), compiles it with `CompileOptions` and runs it with
+`RunOptions`, both fixed once per call from the option scope: nothing below the driver reads
+the scope. Dynamic dims never recompile. A kernel cannot call another kernel while it is being
+traced (a helper is a plain function or `@pypto.frontend.function`, inlined into the caller).
+`host_options.compile_stage` other than ALL_COMPLETE stops compilation after that stage (see
+`pypto.passes.compile_program`): the kernel then does not run, and says so on stderr.
+`runtime_options` is held by reference, so a change after decoration takes effect.
+`pypto/__init__.py` attaches `jit` and `JitKernel` to `pypto.frontend`, where users name them.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import time
+from typing import Any, Callable
+
+from pypto import _config
+from pypto._config import CompileOptions, RunOptions
+from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
+from pypto.frontend import options as opt
+from pypto.frontend.binding import BoundTensor, freeze
+from pypto.frontend.entry import check_not_nested, trace_kernel
+from pypto.frontend.guards import GlobalGuards
+from pypto.frontend.signature import KernelSignature, check_source
+from pypto.gc_pause import gc_paused
+from pypto.ir.program import Program
+from pypto.machine.simulate import simulate
+from pypto.machine.spec import load as machine_spec
+from pypto.passes import CompiledProgram, compile_program
+from pypto.runtime import differential
+from pypto.runtime.reference import ReferenceExecutor
+from pypto.runtime.stitch import Stitcher, slot_facts
+from pypto.runtime.tile_executor import TileExecutor, timing_only_possible
+
+_NPU_NOTICE_SHOWN = False
+_JIT_EXTRA_KEYS = {"infer_controlflow_shape", "use_cache", "new_ir", "create_new_logical_tensor"}
+
+
+class JitKernel:
+    """The callable a `@pypto.frontend.jit` kernel becomes."""
+
+    def __init__(self, func: Callable, *, host_options: dict | None = None,
+                 codegen_options: dict | None = None, pass_options: dict | None = None,
+                 runtime_options: dict | None = None, verify_options: dict | None = None,
+                 debug_options: dict | None = None, _scope: dict[str, Any] | None = None,
+                 **extra: Any):
+        if not inspect.isfunction(func):
+            raise PyptoTypeError(f"pypto.frontend.jit decorates a function, got "
+                                 f"{type(func).__name__}")
+        unknown = set(extra) - _JIT_EXTRA_KEYS
+        if unknown:
+            raise PyptoTypeError(f"pypto.frontend.jit got unknown keyword(s) {sorted(unknown)}")
+        self.func = func
+        self.use_cache = bool(extra.get("use_cache", True))
+        functools.update_wrapper(self, func)
+        check_source(func)
+        self._fixed = opt.flatten(host_options=host_options, codegen_options=codegen_options,
+                                  pass_options=pass_options, verify_options=verify_options,
+                                  debug_options=debug_options)
+        if runtime_options is not None and not isinstance(runtime_options, dict):
+            raise PyptoTypeError("runtime_options must be a dict")
+        self.runtime_options = runtime_options if runtime_options is not None else {}
+        _config.check_dict("runtime", self.runtime_options, "runtime_options")
+        self.signature = KernelSignature(func, _scope)
+        self.tensor_params = self.signature.tensor_params
+        self.other_params = self.signature.other_params
+        self._guards = GlobalGuards(func)
+        self._cache: dict[Any, Program] = {}
+        self._compiled: dict[int, CompiledProgram] = {}
+        self.last_compiled: CompiledProgram | None = None
+        self._last_run: Any = None
+        self._pending_run: Any = None
+        self.last_program: Program | None = None
+        self.last_executor: Any = None
+        self.compile_count = 0
+        self._out_dir: str | None = None  # this call's output folder, once one is made
+        self.compile_times: list[tuple[float, float]] = []  # (trace s, compile s) per compile
+
+    @property
+    def last_run(self) -> Any:
+        """The simulated A2/A3 run of the last call (a `machine.result.SimResult`), computed
+        on first access so calls that never look at timing do not pay for it."""
+        if self._last_run is None and self._pending_run is not None:
+            self._last_run, self._pending_run = self._pending_run(), None
+        return self._last_run
+
+    # ---- properties mirroring PyPTO's wrapper ----
+    @property
+    def function(self) -> Program | None:
+        return self.last_program
+
+    @property
+    def handler(self) -> Program | None:
+        return self.last_program
+
+    # ---- calling ----
+    def bind(self, args: tuple, kwargs: dict) -> tuple[list[BoundTensor], dict, dict[str, int]]:
+        return self.signature.bind(args, kwargs)
+
+    @user_facing
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        """Run the kernel on the caller's tensors (results land in the output tensors)."""
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict) -> None:
+        check_not_nested(self.__name__, args)
+        self._out_dir = None
+        bound, others, symbols = self.bind(args, kwargs)
+        token = opt.push_scope("jit_scope", self._options_scope())
+        try:
+            guards = self._guards.key()
+            key = self._key(bound, others)
+            program = self._cache.get(key + (guards,)) if self.use_cache else None
+            fresh = program is None
+            if fresh:
+                started = time.perf_counter()
+                program = self._trace(bound, others)
+                trace_s = time.perf_counter() - started
+                key += (self._guards.settle(guards),)
+            # NOTE: compiling, running and writing allocate many small objects next to a large
+            # live graph; pausing the cyclic GC meanwhile saves repeated full collections.
+            with gc_paused():
+                if fresh:
+                    self._compile(program, CompileOptions.from_scope(opt.lookup), key, trace_s)
+                run = RunOptions.from_scope(opt.lookup)
+                self.last_program = program
+                self.last_compiled = self._compiled[id(program)]
+                if run.compile_debug_mode:
+                    self._out_dir = output_dir()
+                    _dump_compiled(self.last_compiled, self._out_dir)
+                if self.last_compiled.stage != _config.CompStage.ALL_COMPLETE:
+                    self._say_not_run()
+                    return None
+                self._announce_run_mode(run.run_mode)
+                self._execute(program, bound, symbols, run)
+        finally:
+            opt.pop_scope(token)
+        return None
+
+    def _options_scope(self) -> dict[str, Any]:
+        values = dict(self._fixed)
+        for k, v in _config.check_dict("runtime", self.runtime_options,
+                                       "runtime_options").items():
+            values[f"runtime.{k}"] = v
+        return values
+
+    def _key(self, bound: list[BoundTensor], others: dict[str, Any]) -> tuple:
+        """The compile-cache key less the guards: shapes/dtypes, non-tensor values, options."""
+        return (tuple(b.static_key for b in bound),
+                tuple((k, freeze(v, f"argument '{k}'")) for k, v in others.items()),
+                tuple(sorted((k, repr(v)) for k, v in opt.snapshot().items()
+                             if not k.startswith("runtime."))))
+
+    def _trace(self, bound: list[BoundTensor], others: dict[str, Any]) -> Program:
+        return trace_kernel(self.__name__, self.func, bound, others)
+
+    def _compile(self, program: Program, options: CompileOptions, key: tuple,
+                 trace_s: float) -> None:
+        started = time.perf_counter()
+        compiled = compile_program(program, machine_spec(options.machine), options)
+        self._cache[key] = program
+        self._compiled[id(program)] = compiled
+        self.compile_count += 1
+        self.compile_times.append((trace_s, time.perf_counter() - started))
+
+    def _say_not_run(self) -> None:
+        """PyPTO's compile_stage stops compilation: the kernel does not run."""
+        print(f"[pypto] kernel '{self.__name__}' was compiled up to compile_stage "
+              f"{self.last_compiled.stage.name} and not run (host_options.compile_stage); its "
+              f"outputs are unchanged", file=sys.stderr)
+
+    def _announce_run_mode(self, mode: _config.RunMode | None) -> None:
+        global _NPU_NOTICE_SHOWN
+        if mode is None:
+            mode = _config.RunMode.NPU if os.environ.get("ASCEND_HOME_PATH") and not \
+                os.environ.get("CAMODEL_LOG_PATH") else _config.RunMode.SIM
+        if mode == _config.RunMode.NPU and not _NPU_NOTICE_SHOWN:
+            _NPU_NOTICE_SHOWN = True
+            print("[pypto] run_mode=NPU: no NPU is present; the kernel runs on the CPU "
+                  "(exact numerics) instead", file=sys.stderr)
+
+    def _execute(self, program: Program, bound: list[BoundTensor], symbols: dict[str, int],
+                 run: RunOptions) -> None:
+        arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
+        compiled = self._compiled[id(program)]
+        self._last_run = self._pending_run = None  # no timing from an earlier call lingers
+        timing_only = run.numerics == "timing_only"
+        if timing_only:
+            self._check_timing_only(program, run)
+        if run.executor == "reference":
+            executor = ReferenceExecutor(program, symbols, arrays)
+            executor.run()
+            self.last_executor = executor
+            return
+        stitcher = Stitcher(run.stitch_function_max_num, run.stitch_function_size,
+                            slot_facts(compiled.roots.values()),
+                            run.max_workspace_kb * 1024 if run.max_workspace_kb else None,
+                            compiled.spec.memory.get("hbm_capacity"))
+        if run.enable_pass_verify:
+            # verify_options: the compiled (tile-level) run is checked against the reference
+            executor = differential.run_checked(program, compiled, symbols, arrays, stitcher,
+                                                run.pass_verify_error_tol)
+        elif differential.enabled() and not timing_only:   # (no results to compare)
+            executor = differential.run_checked(program, compiled, symbols, arrays, stitcher)
+        else:
+            executor = TileExecutor(compiled, symbols, arrays, stitcher, not timing_only)
+            executor.run()
+        stitcher.flush()
+        self.last_executor = executor
+        # The simulation runs when its result is first asked for (kernel.last_run) or written.
+        self._pending_run = functools.partial(
+            simulate, stitcher.tasks, compiled.spec, self.__name__, run.device_sched_mode,
+            stitcher.window_workspace, run.launch_sched_aicpu_num)
+        self._last_run = None
+        if run.runtime_debug_mode:
+            self._write(program)
+
+    def _write(self, program: Program) -> None:
+        """The simulated run under output/: one folder per call, holding this call's compile
+        dumps too, if any."""
+        from pypto.toolkit.run_pages import write_run  # NOTE: lazy, keeps `import pypto` fast
+        folder = self._out_dir or output_dir()
+        write_run(self.last_run, program, folder)
+        self.last_run.folder = os.path.abspath(folder)   # shown by its summary
+
+    def _check_timing_only(self, program: Program, run: RunOptions) -> None:
+        """runtime_options numerics="timing_only" is refused where it would change the run."""
+        if run.enable_pass_verify:
+            raise PyptoValueError(
+                f"kernel '{self.__name__}': runtime_options numerics='timing_only' runs no "
+                f"arithmetic, so it cannot be combined with verify_options enable_pass_verify, "
+                f"which compares results")
+        if run.executor == "reference":
+            raise PyptoValueError(
+                f"kernel '{self.__name__}': runtime_options numerics='timing_only' needs the "
+                f"tile executor (executor='reference' only computes results)")
+        why = timing_only_possible(program)
+        if why is not None:
+            raise PyptoValueError(
+                f"kernel '{self.__name__}': runtime_options numerics='timing_only' would "
+                f"change the run: {why}; use numerics='exact'")
+
+
+def _dump_compiled(compiled: CompiledProgram, folder: str) -> None:
+    from pypto.passes.dump import dump_compiled  # NOTE: lazy, keeps `import pypto` fast
+    dump_compiled(compiled, folder)
+
+
+def output_dir() -> str:
+    """`output/output_<YYYYMMDD_HHMMSS_usec_pid>/` under the current directory, created."""
+    import datetime
+    now = datetime.datetime.now()
+    path = os.path.join("output", f"output_{now:%Y%m%d_%H%M%S}_{now:%f}_{os.getpid()}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _check_jit_kwargs(kwargs: dict) -> None:
+    """Check the option dicts of `@jit(...)` before any function is given."""
+    unknown = set(kwargs) - {"host_options", "codegen_options", "pass_options", "runtime_options",
+                             "verify_options", "debug_options"} - _JIT_EXTRA_KEYS
+    if unknown:
+        raise PyptoTypeError(f"pypto.frontend.jit got unknown keyword(s) {sorted(unknown)}")
+    opt.flatten(**{k: v for k, v in kwargs.items() if k.endswith("_options")})
+
+
+@user_facing
+def jit(func: Callable | None = None, **kwargs: Any) -> Any:
+    """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`.
+
+    The body is traced as Python on the first call and again whenever the compile-cache key
+    changes. The key holds: the static dims and dtypes of the tensor arguments (dynamic dims
+    never recompile), the values of the non-tensor arguments, the option scope, and the
+    *simple* module globals the kernel reads (int, float, bool, str, None, numpy scalars, enum
+    members such as pypto dtypes, and tuples/lists/dicts of those up to 64 entries), read as
+    `NAME` or `module.NAME` in the kernel's code, its nested code and the same-module helper
+    functions it calls by name, plus its simple closure variables. Changing such a global (a
+    scale, a tile size) recompiles; leaving it alone does not. Not guarded: bigger containers,
+    arrays and other objects, attributes of objects or classes (`self.tile`, `Cfg.TILE`), and
+    globals read by other modules' functions; a kernel keeps the value it traced with until
+    something else recompiles it, so pass such values as non-tensor arguments
+    (`frontend/guards.py` has the details). A kernel cannot call another kernel while it is
+    traced: share code with `@pypto.frontend.function` helpers or plain Python functions.
+    """
+    # Like PyPTO, remember the decorating frame's locals: string annotations may name them.
+    scope = dict(sys._getframe(2).f_locals)   # 2: skip the user_facing wrapper
+    if func is None:
+        _check_jit_kwargs(kwargs)
+        return user_facing(lambda f: JitKernel(f, _scope=scope, **kwargs))
+    return JitKernel(func, _scope=scope, **kwargs)
