@@ -40,10 +40,3 @@ def write_run_data(result: SimResult, program: Program, folder: str,
             dump_program(program, folder)
         write_reports(result, folder, pred_ends)
     return written.result()
-
-
-def write_run(result: SimResult, program: Program, folder: str) -> str:
-    """NOTE: the old entry, kept only until the driver calls `pypto.toolkit.run_pages.write_run`
-    (the data and the pages); it goes then, with its upward import."""
-    from pypto.toolkit.run_pages import write_run as write_data_and_pages
-    return write_data_and_pages(result, program, folder)
