@@ -361,5 +361,9 @@ class RunOptions:
     @classmethod
     def from_scope(cls, lookup: Callable[..., Any]) -> "RunOptions":
         """The options of the current scope; `lookup(key, default=None)` reads it."""
-        return cls(**{f.name: lookup(f"{f.metadata['group']}.{f.name}", f.default)
-                      for f in fields(cls)})
+        return cls(**{name: lookup(key, d) for name, key, d in _RUN_KEYS})
+
+
+# (field, option key, declared default) of every RunOptions field, listed once for from_scope
+_RUN_KEYS = tuple((f.name, f"{f.metadata['group']}.{f.name}", f.default)
+                  for f in fields(RunOptions))
