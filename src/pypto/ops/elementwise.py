@@ -43,7 +43,7 @@ class Element:
 Scalar = int | float | Element | SymbolicScalar
 
 
-def _scalar(op: str, t: TensorValue, s: Any) -> int | float | Expr:
+def scalar_attr(op: str, t: TensorValue, s: Any) -> int | float | Expr:
     """Canonical scalar attribute: a number, or an Expr for a runtime SymbolicScalar. The
     compute rounds it to the tensor's dtype (a Python scalar is an Element of that dtype)."""
     if isinstance(s, Element):
@@ -71,7 +71,7 @@ def _scalar(op: str, t: TensorValue, s: Any) -> int | float | Expr:
     return s
 
 
-def _as_element(s: Any, dtype: DataType, compute: np.dtype) -> Any:
+def as_element(s: Any, dtype: DataType, compute: np.dtype) -> Any:
     """A numeric scalar rounded to the tensor's dtype, then held in the compute dtype."""
     if not isinstance(s, (int, float)):
         return s
@@ -86,7 +86,7 @@ def _binary(op: str, opcode: str, a: Any, b: Any, *, bool_out: bool = False,
     if not isinstance(a, Tensor) and isinstance(b, Tensor):
         va = value_of(b, op)
         out_dtype = DataType.DT_BOOL if bool_out else va.dtype
-        extra = dict(attrs or {}, scalar=_scalar(op, va, a), reverse=True, dtype=va.dtype)
+        extra = dict(attrs or {}, scalar=scalar_attr(op, va, a), reverse=True, dtype=va.dtype)
         return emit1(opcode + "S", [va], va.shape, out_dtype, va.valid_shape, extra, op=op)
     va = value_of(a, op, "input")
     if isinstance(b, Tensor):
@@ -99,7 +99,7 @@ def _binary(op: str, opcode: str, a: Any, b: Any, *, bool_out: bool = False,
         return emit1(opcode, [va, vb], shape, out_dtype, broadcast_valid([va, vb], shape),
                      attrs, tile_rank=len(shape), op=op)
     out_dtype = DataType.DT_BOOL if bool_out else va.dtype
-    extra = dict(attrs or {}, scalar=_scalar(op, va, b), reverse=False, dtype=va.dtype)
+    extra = dict(attrs or {}, scalar=scalar_attr(op, va, b), reverse=False, dtype=va.dtype)
     if opcode in _INT_DIVISIONS and is_int(va.dtype) and type(extra["scalar"]) is int \
             and extra["scalar"] == 0:
         raise PyptoValueError(f"{op}: integer division by zero (the scalar divisor is 0)")
@@ -134,7 +134,7 @@ def _register_binary(opcode: str, fn: Callable[..., Any], widen: bool = True,
     def scalar_form(xs: list, at: dict) -> Any:
         s, x = at["scalar"], xs[0]
         alpha = at.get("alpha", 1)
-        s_arr = _as_element(s, at["dtype"], x.dtype)
+        s_arr = as_element(s, at["dtype"], x.dtype)
         if at["reverse"]:
             a, b = s_arr, x if alpha == 1 else x * np.asarray(alpha, x.dtype)
         else:
@@ -289,7 +289,7 @@ def _axpy_compute(dst: np.ndarray, xs: list, at: dict) -> None:
     valid = [max(0, min(int(n), s)) for n, s in zip(at["valid"], dst.shape)]
     region = tuple(slice(0, n) for n in valid)
     x = crop_inputs(xs, valid)[0]
-    alpha = _as_element(at["alpha"], at["dtype"], np.dtype(np.float32))
+    alpha = as_element(at["alpha"], at["dtype"], np.dtype(np.float32))
     y = dst[region].astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
         dst[region] = (y + np.asarray(x, np.float32) * alpha).astype(dst.dtype)

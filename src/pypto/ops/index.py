@@ -28,6 +28,7 @@ from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, Sou
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import emit1, emit_write, norm_dim, register, value_of
+from pypto.ops.shape import pretty_shape
 from pypto.symbolic import Const, Expr, SymbolicScalar, binary
 
 _INDEX_DTYPES = (DataType.DT_INT32, DataType.DT_INT64)
@@ -37,11 +38,7 @@ _REDUCE_MODES = (None, "add", "multiply")
 # --------------------------------------------------------------------------------------------
 # Trace-time checks
 
-def _pretty(shape: Sequence[Expr]) -> str:
-    return "[" + ", ".join(repr(d) for d in shape) + "]"
-
-
-def _index_value(t: Any, op: str, what: str = "index",
+def index_value(t: Any, op: str, what: str = "index",
                  dtypes: tuple[DataType, ...] = _INDEX_DTYPES) -> TensorValue:
     v = value_of(t, op, what)
     if v.dtype not in dtypes:
@@ -56,11 +53,11 @@ def _same_dtype(op: str, a: TensorValue, b: TensorValue, a_name: str, b_name: st
                              f"dtype {a.dtype.name}")
 
 
-def _rank_between(op: str, v: TensorValue, what: str, lo: int, hi: int) -> None:
+def check_rank_between(op: str, v: TensorValue, what: str, lo: int, hi: int) -> None:
     if not lo <= v.rank <= hi:
         want = f"rank {lo}" if lo == hi else f"rank {lo} to {hi}"
         raise PyptoValueError(f"{op}: {what} must have {want}, got rank {v.rank} "
-                              f"(shape {_pretty(v.shape)})")
+                              f"(shape {pretty_shape(v.shape)})")
 
 
 def _static_le(op: str, small: TensorValue, big: TensorValue, s_name: str, b_name: str,
@@ -69,8 +66,9 @@ def _static_le(op: str, small: TensorValue, big: TensorValue, s_name: str, b_nam
     for d, (a, b) in enumerate(zip(small.shape, big.shape)):
         if d != skip and isinstance(a, Const) and isinstance(b, Const) and a.value > b.value:
             raise PyptoValueError(f"{op}: {s_name} dim {d} is {a.value}, larger than {b_name} "
-                                  f"dim {d} ({b.value}); {s_name} shape {_pretty(small.shape)}, "
-                                  f"{b_name} shape {_pretty(big.shape)}")
+                                  f"dim {d} ({b.value}); {s_name} shape "
+                                  f"{pretty_shape(small.shape)}, {b_name} shape "
+                                  f"{pretty_shape(big.shape)}")
 
 
 def _static_eq(op: str, what: str, got: Expr, want: Expr, why: str) -> None:
@@ -78,7 +76,7 @@ def _static_eq(op: str, what: str, got: Expr, want: Expr, why: str) -> None:
         raise PyptoValueError(f"{op}: {what} is {got.value}, expected {want.value} ({why})")
 
 
-def _min_valid(*dims: Expr) -> Expr:
+def min_valid(*dims: Expr) -> Expr:
     out = dims[0]
     for d in dims[1:]:
         out = binary("min", out, d)
@@ -127,7 +125,7 @@ def _padded(x: np.ndarray, valid: Sequence[int], copy: bool = True) -> np.ndarra
     return out
 
 
-def _check_range(op: str, what: str, idx: np.ndarray, size: int, axis: int | None,
+def check_index_range(op: str, what: str, idx: np.ndarray, size: int, axis: int | None,
                  loc: SourceLoc | None, allow_negative: bool = False) -> np.ndarray:
     """Raise if an index value lies outside [0, size) (or [-size, size) when negative values
     wrap); return the indices as int64 with negative values wrapped."""
@@ -170,7 +168,7 @@ def _scatter_into(op: str, dst: np.ndarray, dim: int, idx: np.ndarray, src: Any,
         if d != dim and n > size:
             raise PyptoRuntimeError(f"{op}: index dim {d} has {n} valid entries but the input "
                                     f"has only {size}", loc)
-    idx = _check_range(op, "index", idx, dst.shape[dim], dim, loc)
+    idx = check_index_range(op, "index", idx, dst.shape[dim], dim, loc)
     coords = _coords(idx, dim)
     vals = np.broadcast_to(np.asarray(src), idx.shape)
     if reduce is None:
@@ -183,7 +181,7 @@ def _index_add_into(op: str, dst: np.ndarray, dim: int, idx: np.ndarray, src: np
                     alpha: int | float, loc: SourceLoc | None) -> None:
     """dst[..., idx[i], ...] += alpha * src[..., i, ...] over the common valid region."""
     n = min(idx.shape[0], src.shape[dim])
-    idx = _check_range(op, "index", idx[:n], dst.shape[dim], dim, loc)
+    idx = check_index_range(op, "index", idx[:n], dst.shape[dim], dim, loc)
     cut = [slice(0, min(s, t)) for s, t in zip(src.shape, dst.shape)]
     cut[dim] = slice(0, n)
     src = src[tuple(cut)]
@@ -201,7 +199,7 @@ def _gather_compute(xs: list, at: dict) -> np.ndarray:
     dim = at["dim"]
     x = _padded(xs[0], at["_in_valid"][0], copy=False)
     idx = xs[1][_region(at["_out_valid"])]
-    idx = _check_range("gather", "index", idx, x.shape[dim], dim, at["_loc"])
+    idx = check_index_range("gather", "index", idx, x.shape[dim], dim, at["_loc"])
     return x[_coords(idx, dim)]
 
 
@@ -217,13 +215,13 @@ def gather(input: Any, dim: int, index: Any) -> Tensor:
     same op.
     """
     v = value_of(input, "gather")
-    iv = _index_value(index, "gather")
+    iv = index_value(index, "gather")
     d = norm_dim(dim, v.rank, "gather")
     if iv.rank != v.rank:
         raise PyptoValueError(f"gather: index must have the same rank as input ({v.rank}), "
-                              f"got rank {iv.rank} (shape {_pretty(iv.shape)})")
+                              f"got rank {iv.rank} (shape {pretty_shape(iv.shape)})")
     _static_le("gather", iv, v, "index", "input", skip=d)
-    valid = tuple(iv.valid_shape[i] if i == d else _min_valid(iv.valid_shape[i],
+    valid = tuple(iv.valid_shape[i] if i == d else min_valid(iv.valid_shape[i],
                                                               v.valid_shape[i])
                   for i in range(v.rank))
     return emit1("GATHER", [v, iv], iv.shape, v.dtype, valid, {"dim": d})
@@ -234,7 +232,7 @@ def _index_select_compute(xs: list, at: dict) -> np.ndarray:
     dim = at["dim"]
     x = _padded(xs[0], at["_in_valid"][0], copy=False)
     idx = _valid(xs, at, 1)
-    idx = _check_range("index_select", "index", idx, x.shape[dim], dim, at["_loc"])
+    idx = check_index_range("index_select", "index", idx, x.shape[dim], dim, at["_loc"])
     out = np.take(x, idx, axis=dim)
     return out[_region(at["_out_valid"])]
 
@@ -248,9 +246,9 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:
     vector TileShape has the result's rank.
     """
     v = value_of(input, "index_select")
-    iv = _index_value(index, "index_select")
+    iv = index_value(index, "index_select")
     d = norm_dim(dim, v.rank, "index_select")
-    _rank_between("index_select", iv, "index", 1, 2)
+    check_rank_between("index_select", iv, "index", 1, 2)
     shape = v.shape[:d] + iv.shape + v.shape[d + 1:]
     valid = v.valid_shape[:d] + iv.valid_shape + v.valid_shape[d + 1:]
     return emit1("INDEX_SELECT", [v, iv], shape, v.dtype, valid, {"dim": d},
@@ -263,11 +261,11 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:
 def _scatter_args(op: str, input: Any, dim: Any, index: Any, src: Any,
                   reduce: Any) -> tuple[TensorValue, list[TensorValue], dict]:
     v = value_of(input, op)
-    iv = _index_value(index, op)
+    iv = index_value(index, op)
     d = norm_dim(dim, v.rank, op)
     if iv.rank != v.rank:
         raise PyptoValueError(f"{op}: index must have the same rank as input ({v.rank}), "
-                              f"got rank {iv.rank} (shape {_pretty(iv.shape)})")
+                              f"got rank {iv.rank} (shape {pretty_shape(iv.shape)})")
     _static_le(op, iv, v, "index", "input", skip=d)
     if reduce not in _REDUCE_MODES:
         raise PyptoValueError(f"{op}: reduce must be None, 'add' or 'multiply', got {reduce!r}")
@@ -346,14 +344,14 @@ def _scatter_update_compute(xs: list, at: dict) -> np.ndarray:
         s = idx.shape[1]
         rows = np.arange(i_valid[0])[:, None] * s + np.arange(i_valid[1])[None, :]
         keep = rows < s_valid[0]
-        target = _check_range(op, "index", idx[:i_valid[0], :i_valid[1]][keep], out.shape[0],
+        target = check_index_range(op, "index", idx[:i_valid[0], :i_valid[1]][keep], out.shape[0],
                               0, loc)
         ncol = min(s_valid[1], out.shape[1])
         out[target, :ncol] = src[rows[keep], :ncol]
     else:
         b, s = min(i_valid[0], s_valid[0]), min(i_valid[1], s_valid[1])
         block = out.shape[1]
-        flat = _check_range(op, "index", idx[:b, :s].reshape(-1), out.shape[0] * block, 0, loc)
+        flat = check_index_range(op, "index", idx[:b, :s].reshape(-1), out.shape[0] * block, 0, loc)
         ncol = min(s_valid[3], out.shape[3])
         out[flat // block, flat % block, 0, :ncol] = src[:b, :s, 0, :ncol].reshape(-1, ncol)
     return out[_region(at["_out_valid"])]
@@ -375,7 +373,7 @@ def scatter_update(input: Any, dim: int, index: Any, src: Any) -> Tensor:
     """
     op = "scatter_update"
     v = value_of(input, op)
-    iv = _index_value(index, op)
+    iv = index_value(index, op)
     sv = value_of(src, op, "src")
     _same_dtype(op, v, sv, "input", "src")
     if v.rank not in (2, 4):
@@ -383,10 +381,10 @@ def scatter_update(input: Any, dim: int, index: Any, src: Any) -> Tensor:
                               f"([blockNum, blockSize, 1, d]), got rank {v.rank}")
     if isinstance(dim, bool) or not isinstance(dim, int) or dim not in (-2, v.rank - 2):
         raise PyptoValueError(f"{op}: dim must be -2, got {dim!r}")
-    _rank_between(op, iv, "index", 2, 2)
+    check_rank_between(op, iv, "index", 2, 2)
     if sv.rank != v.rank:
         raise PyptoValueError(f"{op}: src must have the same rank as input ({v.rank}), got "
-                              f"rank {sv.rank} (shape {_pretty(sv.shape)})")
+                              f"rank {sv.rank} (shape {pretty_shape(sv.shape)})")
     _static_eq(op, "src last dim", sv.shape[-1], v.shape[-1], "it must equal input's last dim")
     if v.rank == 2:
         _static_eq(op, "src dim 0", sv.shape[0], binary("mul", iv.shape[0], iv.shape[1]),
@@ -406,14 +404,14 @@ def scatter_update(input: Any, dim: int, index: Any, src: Any) -> Tensor:
 def _index_add_args(op: str, input: Any, dim: Any, index: Any, source: Any,
                     alpha: Any) -> tuple[TensorValue, TensorValue, TensorValue, dict]:
     v = value_of(input, op)
-    iv = _index_value(index, op)
+    iv = index_value(index, op)
     sv = value_of(source, op, "source")
     d = norm_dim(dim, v.rank, op)
-    _rank_between(op, iv, "index", 1, 1)
+    check_rank_between(op, iv, "index", 1, 1)
     _same_dtype(op, v, sv, "input", "source")
     if sv.rank != v.rank:
         raise PyptoValueError(f"{op}: source must have the same rank as input ({v.rank}), got "
-                              f"rank {sv.rank} (shape {_pretty(sv.shape)})")
+                              f"rank {sv.rank} (shape {pretty_shape(sv.shape)})")
     _static_eq(op, f"source dim {d}", sv.shape[d], iv.shape[0], "it must equal len(index)")
     for i in range(v.rank):
         if i != d:
@@ -471,7 +469,7 @@ def _index_put_compute(dst: np.ndarray, xs: list, at: dict) -> None:
     vals = _valid(xs, at, k)
     n = min([len(i) for i in idxs] + [vals.shape[0]])
     tail = tuple(slice(0, min(a, b)) for a, b in zip(vals.shape[1:], dst.shape[k:]))
-    wrapped = tuple(_check_range("index_put_", f"indices[{j}]", idxs[j][:n], dst.shape[j], j,
+    wrapped = tuple(check_index_range("index_put_", f"indices[{j}]", idxs[j][:n], dst.shape[j], j,
                                  at["_loc"], allow_negative=True) for j in range(k))
     vals = vals[(slice(0, n),) + tail]
     if at["accumulate"]:
@@ -497,10 +495,10 @@ def index_put_(input: Any, indices: Any, values: Any, accumulate: bool = False) 
     if not isinstance(indices, (tuple, list)) or not 1 <= len(indices) <= v.rank:
         raise PyptoTypeError(f"{op}: indices must be a tuple of 1 to {v.rank} index tensors, "
                              f"got {indices!r}")
-    ivs = [_index_value(t, op, f"indices[{j}]") for j, t in enumerate(indices)]
+    ivs = [index_value(t, op, f"indices[{j}]") for j, t in enumerate(indices)]
     k = len(ivs)
     for j, iv in enumerate(ivs):
-        _rank_between(op, iv, f"indices[{j}]", 1, 1)
+        check_rank_between(op, iv, f"indices[{j}]", 1, 1)
         _static_eq(op, f"len(indices[{j}])", iv.shape[0], ivs[0].shape[0],
                    "all index tensors must have the same length")
     vv = value_of(values, op, "values")

@@ -10,7 +10,7 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import value_of
-from pypto.ops.shape import _internal_reshape, _tensor_name, assemble, move, set_element, view
+from pypto.ops.shape import assemble, internal_reshape, move, set_element, tensor_name, view
 from pypto.symbolic import Const, ElementRead, Expr, SymbolicScalar, as_expr, binary, wrap
 
 
@@ -55,7 +55,7 @@ def _check_bounds(op: str, v: TensorValue, d: int, start: Expr, stop: Expr | Non
         (isinstance(stop, Const) and not 0 < stop.value <= n)
     if bad:
         raise PyptoValueError(
-            f"{op}: {key} is out of bounds for dim {d} of {_tensor_name(v)} (size {n}; "
+            f"{op}: {key} is out of bounds for dim {d} of {tensor_name(v)} (size {n}; "
             f"static bounds must lie in [-{n}, {n}], negative ones count from the end)")
 
 
@@ -118,7 +118,7 @@ def getitem(t: Tensor, key: Any) -> Any:
     if dropped:
         ov = out.value
         keep = [i for i in range(ov.rank) if i not in dropped]
-        return _internal_reshape(ov, tuple(ov.shape[i] for i in keep),
+        return internal_reshape(ov, tuple(ov.shape[i] for i in keep),
                                  tuple(ov.valid_shape[i] for i in keep))
     return out
 
@@ -188,4 +188,4 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
         else:
             shape.append(Const(1))
             valid.append(Const(1))
-    assemble(_internal_reshape(src, tuple(shape), tuple(valid)), offsets, t)
+    assemble(internal_reshape(src, tuple(shape), tuple(valid)), offsets, t)

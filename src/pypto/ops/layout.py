@@ -13,7 +13,7 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue, TileOpFormat
 from pypto.ops.core import emit, emit1, register, value_of
-from pypto.ops.shape import _pretty, _reshape_valid
+from pypto.ops.shape import pretty_shape, reshape_valid
 from pypto.symbolic import Const, Expr, binary, select
 
 
@@ -43,8 +43,8 @@ def _pair(op: str, a: Any, b: Any) -> tuple[TensorValue, TensorValue]:
     if va.dtype != vb.dtype:
         raise PyptoTypeError(f"{op}: other dtype {vb.dtype.name} != input dtype {va.dtype.name}")
     if va.rank != vb.rank or any(x != y for x, y in zip(va.shape, vb.shape)):
-        raise PyptoValueError(f"{op}: other shape {_pretty(vb.shape)} != input shape "
-                              f"{_pretty(va.shape)}")
+        raise PyptoValueError(f"{op}: other shape {pretty_shape(vb.shape)} != input shape "
+                              f"{pretty_shape(va.shape)}")
     return va, vb
 
 
@@ -171,10 +171,10 @@ def pack(x: Any) -> Tensor:
     numel: Expr = Const(1)
     for d in v.shape:
         numel = binary("mul", numel, d)
-    flat = _reshape_valid(v.shape, v.valid_shape, (numel,))
+    flat = reshape_valid(v.shape, v.valid_shape, (numel,))
     if flat is None:
-        raise PyptoValueError(f"{op}: the valid region {_pretty(v.valid_shape)} of x "
-                              f"(shape {_pretty(v.shape)}) is not a row-major prefix; "
+        raise PyptoValueError(f"{op}: the valid region {pretty_shape(v.valid_shape)} of x "
+                              f"(shape {pretty_shape(v.shape)}) is not a row-major prefix; "
                               f"fillpad the tensor first")
     size = int(bytes_of(v.dtype))
     return emit1("PACK", [v], (binary("mul", numel, size),), DataType.DT_UINT8,

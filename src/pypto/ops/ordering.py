@@ -13,7 +13,7 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend import options as opt
 from pypto.frontend.tensor import Tensor
 from pypto.ops.core import emit, emit1, norm_dim, register, value_of
-from pypto.ops.index import _check_range, _index_value, _min_valid, _rank_between
+from pypto.ops.index import check_index_range, check_rank_between, index_value, min_valid
 from pypto.symbolic import Const, Expr, SymbolicScalar, binary
 
 _CLASS_DTYPES = (DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32, DataType.DT_INT64)
@@ -80,7 +80,7 @@ def topk(input: Any, k: int, dim: int | None = None, largest: bool = True,
         raise PyptoValueError(f"{op}: k={k} exceeds the last vector tile dim {tile[-1]}; "
                               f"set_vec_tile_shapes with a last dim >= k")
     shape = v.shape[:-1] + (Const(k),)
-    valid = v.valid_shape[:-1] + (_min_valid(Const(k), v.valid_shape[-1]),)
+    valid = v.valid_shape[:-1] + (min_valid(Const(k), v.valid_shape[-1]),)
     vals, idx = emit("TOPK", [v], [(shape, v.dtype, valid), (shape, DataType.DT_INT32, valid)],
                      {"largest": largest, "algo": int(algo) if algo is not None else 0})
     return vals, idx
@@ -161,7 +161,7 @@ def tril_(x: Any, diagonal: int | SymbolicScalar = 0) -> Tensor:
 @register("ONE_HOT", widen=False)
 def _one_hot_compute(xs: list, at: dict) -> np.ndarray:
     n = at["num_classes"]
-    x = _check_range("one_hot", "input", xs[0], n, None, at["_loc"])
+    x = check_index_range("one_hot", "input", xs[0], n, None, at["_loc"])
     return (x[..., None] == np.arange(n)).astype(np.int64)
 
 
@@ -171,8 +171,8 @@ def one_hot(input: Any, num_classes: int) -> Tensor:
     tensor of rank 1 to 3 whose values must lie in `[0, num_classes)` (checked at run time).
     The vector TileShape has the result's rank; PyPTO needs its last dim == num_classes."""
     op = "one_hot"
-    v = _index_value(input, op, "input", _CLASS_DTYPES)
-    _rank_between(op, v, "input", 1, 3)
+    v = index_value(input, op, "input", _CLASS_DTYPES)
+    check_rank_between(op, v, "input", 1, 3)
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
         raise PyptoValueError(f"{op}: num_classes must be a positive int, got {num_classes!r}")
     shape = v.shape + (Const(num_classes),)

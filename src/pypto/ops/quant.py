@@ -25,10 +25,8 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue, TileOpFormat
 from pypto.ops.core import crop_inputs, emit1, register, value_of
+from pypto.ops.shape import pretty_shape
 from pypto.symbolic import Const, Expr, binary
-
-def _pretty(shape: Any) -> str:
-    return "[" + ", ".join(repr(d) for d in shape) + "]"
 
 _QUANT_OUT = {DataType.DT_INT8: (-128, 127), DataType.DT_UINT8: (0, 255)}
 _DEQUANT_IN = (DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32)
@@ -60,9 +58,9 @@ def _param(op: str, what: str, p: Any, x: TensorValue, axis: int,
         same = (lambda s: v.rank == len(s) and all(a == b for a, b in zip(v.shape, s)))
         if not (same(reduced) or same(kept)):
             raise PyptoValueError(
-                f"{op}: {what} shape {_pretty(v.shape)} does not fit an input of shape "
-                f"{_pretty(x.shape)} with axis {axis - x.rank}: expected "
-                f"{_pretty(reduced)} or {_pretty(kept)}")
+                f"{op}: {what} shape {pretty_shape(v.shape)} does not fit an input of shape "
+                f"{pretty_shape(x.shape)} with axis {axis - x.rank}: expected "
+                f"{pretty_shape(reduced)} or {pretty_shape(kept)}")
         inputs.append(v)
         return {f"{what}_tensor": True, f"{what}_keep": v.rank == x.rank}
     if isinstance(p, bool) or not isinstance(p, (int, float)):

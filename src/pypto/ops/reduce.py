@@ -183,7 +183,7 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * gamma over the last dim, computed in FP32."""
     from pypto.ops.cast import cast
     from pypto.ops.elementwise import add, div, mul, sqrt
-    from pypto.ops.shape import _internal_reshape
+    from pypto.ops.shape import internal_reshape
     v = value_of(input, "rms_norm")
     if not is_float(v.dtype):
         raise PyptoTypeError(f"rms_norm needs a floating-point tensor, got {v.dtype.name}")
@@ -200,7 +200,7 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
         g = gamma
         if gv.rank < v.rank:  # align gamma's rank so its cast runs under the input's tile
             ones = (Const(1),) * (v.rank - gv.rank)
-            g = _internal_reshape(gv, ones + gv.shape, ones + gv.valid_shape)
+            g = internal_reshape(gv, ones + gv.shape, ones + gv.valid_shape)
     x = input if v.dtype is DataType.DT_FP32 else cast(input, DataType.DT_FP32)
     ms = mean(mul(x, x), -1, keepdim=True)
     out = div(x, sqrt(add(ms, float(epsilon))))

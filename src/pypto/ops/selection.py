@@ -12,7 +12,7 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import broadcast_shapes, broadcast_valid, emit1, register, value_of
-from pypto.ops.elementwise import Element, _as_element, _scalar
+from pypto.ops.elementwise import Element, as_element, scalar_attr
 
 
 def _operand_value(op: str, x: Any, like: DataType | None) -> tuple[TensorValue | None, Any]:
@@ -67,9 +67,9 @@ def _clip_compute(xs: list, at: dict) -> Any:
     lo = next(rest) if at["lo_tensor"] else at["lo"]
     hi = next(rest) if at["hi_tensor"] else at["hi"]
     if lo is not None:
-        x = np.maximum(x, _as_element(lo, at["dtype"], x.dtype))
+        x = np.maximum(x, as_element(lo, at["dtype"], x.dtype))
     if hi is not None:
-        x = np.minimum(x, _as_element(hi, at["dtype"], x.dtype))
+        x = np.minimum(x, as_element(hi, at["dtype"], x.dtype))
     return x
 
 
@@ -91,7 +91,7 @@ def clip(input: Any, min: Any = None, max: Any = None) -> Tensor:
                 raise PyptoTypeError(f"clip: bound dtype {b.dtype.name} != {v.dtype.name}")
             vals.append(b.value)
         elif b is not None:
-            attrs[key] = _scalar("clip", v, b)
+            attrs[key] = scalar_attr("clip", v, b)
     shape = broadcast_shapes("clip", *(x.shape for x in vals))
     return emit1("CLIP", vals, shape, v.dtype, broadcast_valid(vals, shape), attrs,
                  tile_rank=len(shape), op="clip")

@@ -22,11 +22,11 @@ from pypto.ops.core import (NONE, emit1, emit_write, norm_dim, register, shape_e
 from pypto.symbolic import Const, Expr, SymbolicScalar, binary
 
 
-def _pretty(shape: Sequence[Expr]) -> str:
+def pretty_shape(shape: Sequence[Expr]) -> str:
     return "[" + ", ".join(repr(d) for d in shape) + "]"
 
 
-def _tensor_name(v: TensorValue) -> str:
+def tensor_name(v: TensorValue) -> str:
     return f"'{v.name}'" if v.name else f"a [{', '.join(repr(d) for d in v.shape)}] tensor"
 
 
@@ -90,7 +90,7 @@ def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any
     _check_window("view", v, offs, [0] * len(sizes))
     for d, (off, dim) in enumerate(zip(offs, v.shape)):
         if isinstance(off, Const) and isinstance(dim, Const) and off.value >= dim.value:
-            raise PyptoValueError(f"view: offset {off.value} of dim {d} of {_tensor_name(v)} "
+            raise PyptoValueError(f"view: offset {off.value} of dim {d} of {tensor_name(v)} "
                                   f"starts at or past its end (size {dim.value})")
     if valid_shape is not None:
         valid = shape_exprs(valid_shape, "view", "valid_shape")
@@ -106,7 +106,7 @@ def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any
                     off.value + vs.value > dim.value:
                 raise PyptoValueError(
                     f"view: valid_shape[{d}] = {vs.value} at offset {off.value} reaches past "
-                    f"the end of dim {d} of {_tensor_name(v)} (size {dim.value})")
+                    f"the end of dim {d} of {tensor_name(v)} (size {dim.value})")
     else:
         valid = tuple(_clamped_valid(pv, o, s) for pv, o, s in zip(v.valid_shape, offs, sizes))
     out = emit1("VIEW", [v], tuple(Const(s) for s in sizes), v.dtype, valid,
@@ -301,7 +301,7 @@ def reshape(input: Any, shape: Any, *, valid_shape: Any = None, inplace: bool = 
                                   f"{len(valid)}")
         check_valid_shape("reshape", valid, new_shape)
     else:
-        inferred = _reshape_valid(v.shape, v.valid_shape, new_shape)
+        inferred = reshape_valid(v.shape, v.valid_shape, new_shape)
         if inferred is None:
             raise PyptoValueError(
                 f"reshape: the input's valid shape {[repr(x) for x in v.valid_shape]} (shape "
@@ -344,7 +344,7 @@ def _reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list, 
     return groups
 
 
-def _reshape_valid(old: Sequence[Expr], valid: Sequence[Expr],
+def reshape_valid(old: Sequence[Expr], valid: Sequence[Expr],
                    new: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
     """The valid shape of a reshape: the whole new shape when the input is fully valid; else,
     per group of dims with equal products, a partial extent on the group's outermost non-1 dim
@@ -381,7 +381,7 @@ def unsqueeze(input: Any, dim: int) -> Tensor:
     d = norm_dim(dim, v.rank + 1, "unsqueeze")
     shape = v.shape[:d] + (Const(1),) + v.shape[d:]
     valid = v.valid_shape[:d] + (Const(1),) + v.valid_shape[d:]
-    return _internal_reshape(v, shape, valid)
+    return internal_reshape(v, shape, valid)
 
 
 def squeeze(input: Any, dim: int | None = None) -> Tensor:
@@ -393,11 +393,11 @@ def squeeze(input: Any, dim: int | None = None) -> Tensor:
         keep = [i for i in range(v.rank) if i != d or v.shape[i] != Const(1)]
     if len(keep) == v.rank:
         return input
-    return _internal_reshape(v, tuple(v.shape[i] for i in keep),
+    return internal_reshape(v, tuple(v.shape[i] for i in keep),
                              tuple(v.valid_shape[i] for i in keep))
 
 
-def _internal_reshape(v: TensorValue, shape: tuple[Expr, ...], valid: tuple[Expr, ...]) -> Tensor:
+def internal_reshape(v: TensorValue, shape: tuple[Expr, ...], valid: tuple[Expr, ...]) -> Tensor:
     return emit1("RESHAPE", [v], shape, v.dtype, valid, {"shape": shape, "inplace": False})
 
 
