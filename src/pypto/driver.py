@@ -37,8 +37,9 @@ from pypto.machine.simulate import simulate
 from pypto.machine.spec import load as machine_spec
 from pypto.passes import CompiledProgram, compile_program
 from pypto.runtime import differential
+from pypto.runtime.plan import ExecutionPlan
 from pypto.runtime.reference import ReferenceExecutor
-from pypto.runtime.stitch import Stitcher, slot_facts
+from pypto.runtime.stitch import Stitcher
 from pypto.runtime.tile_executor import TileExecutor, timing_only_possible
 
 _NPU_NOTICE_SHOWN = False
@@ -76,6 +77,7 @@ class JitKernel:
         self._guards = GlobalGuards(func)
         self._cache: dict[Any, Program] = {}
         self._compiled: dict[int, CompiledProgram] = {}
+        self._plans: dict[int, ExecutionPlan] = {}   # the runtime's plan of each compiled program
         self.last_compiled: CompiledProgram | None = None
         self._last_run: Any = None
         self._pending_run: Any = None
@@ -169,6 +171,7 @@ class JitKernel:
         compiled = compile_program(program, machine_spec(options.machine), options)
         self._cache[key] = program
         self._compiled[id(program)] = compiled
+        self._plans[id(program)] = ExecutionPlan(compiled)
         self.compile_count += 1
         self.compile_times.append((trace_s, time.perf_counter() - started))
 
@@ -192,27 +195,28 @@ class JitKernel:
                  run: RunOptions) -> None:
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
         compiled = self._compiled[id(program)]
+        plan = self._plans[id(program)]
         self._last_run = self._pending_run = None  # no timing from an earlier call lingers
         timing_only = run.numerics == "timing_only"
         if timing_only:
             self._check_timing_only(program, run)
         if run.executor == "reference":
-            executor = ReferenceExecutor(program, symbols, arrays)
+            executor = ReferenceExecutor(plan, symbols, arrays)
             executor.run()
             self.last_executor = executor
             return
         stitcher = Stitcher(run.stitch_function_max_num, run.stitch_function_size,
-                            slot_facts(compiled.roots.values()),
+                            plan.slot_facts,
                             run.max_workspace_kb * 1024 if run.max_workspace_kb else None,
                             compiled.spec.memory.get("hbm_capacity"))
         if run.enable_pass_verify:
             # verify_options: the compiled (tile-level) run is checked against the reference
-            executor = differential.run_checked(program, compiled, symbols, arrays, stitcher,
+            executor = differential.run_checked(plan, symbols, arrays, stitcher,
                                                 run.pass_verify_error_tol)
         elif differential.enabled() and not timing_only:   # (no results to compare)
-            executor = differential.run_checked(program, compiled, symbols, arrays, stitcher)
+            executor = differential.run_checked(plan, symbols, arrays, stitcher)
         else:
-            executor = TileExecutor(compiled, symbols, arrays, stitcher, not timing_only)
+            executor = TileExecutor(plan, symbols, arrays, stitcher, not timing_only)
             executor.run()
         stitcher.flush()
         self.last_executor = executor

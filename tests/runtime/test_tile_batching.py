@@ -82,13 +82,13 @@ def test_batched_numerics_equal_task_by_task(make, monkeypatch):
 
 def test_warm_calls_compute_in_the_spare_buffers_of_the_last_run():
     """Whole-value results of a run are kept (bounded) and reused by the next call."""
-    from pypto.runtime import tile_executor
+    from pypto.runtime import tile_numerics
     kernel, args = _layer_norm()
     first = torch.zeros_like(args[0])
     kernel(*args, first)
-    spares = kernel.last_executor.compiled.spare_buffers
+    spares = kernel.last_executor.plan.spares
     kept = sum(a.nbytes for arrays in spares.values() for a in arrays)
-    assert 0 < kept <= tile_executor._SPARE_BYTES
+    assert 0 < kept <= tile_numerics._SPARE_BYTES
     second = torch.zeros_like(args[0])
     kernel(*args, second)
     assert torch.equal(first, second)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.runtime import tile_executor
+from pypto.runtime.plan import RootPlan
 from pypto.runtime.tile_executor import TileExecutor
 
 
@@ -62,7 +62,7 @@ def test_root_windows_equal_tile_op_windows(batch, monkeypatch):
     fast_out, fast = _run(kernel, args)
     assert kernel.last_executor.calls_run == len(fast)
     # every tile op evaluates its own windows and is charged on its own
-    monkeypatch.setattr(tile_executor._RootPlan, "evaluate", lambda self, values: None)
+    monkeypatch.setattr(RootPlan, "evaluate", lambda self, values: None)
     slow_out, slow = _run(kernel, args)
     assert torch.equal(fast_out, slow_out)
     assert fast == slow
@@ -75,8 +75,8 @@ def test_shared_l1_loads_are_paid_once_either_way(monkeypatch):
     kernel, args = _l1_reuse_matmul()
     fast_out, fast = _run(kernel, args)
     calls = [c for root in kernel.last_compiled.roots.values() for c in root.calls]
-    assert any(tile_executor._facts(c).sharing for c in calls)
-    monkeypatch.setattr(tile_executor._RootPlan, "evaluate", lambda self, values: None)
+    assert any(kernel.last_executor.plan.facts(c).sharing for c in calls)
+    monkeypatch.setattr(RootPlan, "evaluate", lambda self, values: None)
     slow_out, slow = _run(kernel, args)
     assert torch.equal(fast_out, slow_out) and fast == slow
 
@@ -102,8 +102,8 @@ def test_windows_that_read_tensor_elements_are_evaluated_op_by_op():
     x, lens, y = torch.randn(3, 16, 64), torch.tensor([16, 5, 11], dtype=torch.int32), \
         torch.zeros(3, 16, 64)
     k(x, lens, y)
-    assert all(tile_executor._root_plan(r).evaluate({}) is None
-               for r in k.last_compiled.roots.values())
+    assert all(k.last_executor.plan.root(name).evaluate({}) is None
+               for name in k.last_compiled.roots)
     expect = torch.zeros_like(y)
     for i, n in enumerate(lens.tolist()):
         expect[i, :n] = torch.exp(x[i, :n]) * 2.0

@@ -15,8 +15,7 @@ import os
 import numpy as np
 
 from pypto.errors import PyptoRuntimeError
-from pypto.ir.program import Program
-from pypto.passes import CompiledProgram
+from pypto.runtime.plan import ExecutionPlan
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.tile_executor import TileExecutor
 
@@ -37,14 +36,15 @@ def _tolerance(ref: np.ndarray, itemsize: int) -> tuple[float, float]:
     return rtol, rtol * scale
 
 
-def run_checked(program: Program, compiled: CompiledProgram, symbols: dict[str, int],
+def run_checked(plan: ExecutionPlan, symbols: dict[str, int],
                 arrays: dict[int, np.ndarray], stitcher=None,
                 tolerance: tuple[float, float] | None = None) -> TileExecutor:
     """Run reference and tile executors; `tolerance` = (rtol, atol) overrides the
     accumulation-order default (verify_options.pass_verify_error_tol)."""
+    program = plan.program
     copies = {k: np.array(a, copy=True) for k, a in arrays.items()}
-    ReferenceExecutor(program, dict(symbols), copies).run()
-    tile = TileExecutor(compiled, symbols, arrays, stitcher)
+    ReferenceExecutor(plan, dict(symbols), copies).run()
+    tile = TileExecutor(plan, symbols, arrays, stitcher)
     tile.run()
     names = {p.value.storage.id: p.name for p in program.params}
     for key, ref in copies.items():

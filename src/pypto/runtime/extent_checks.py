@@ -7,18 +7,17 @@ that came out negative into an op that silently wrote nothing (issue 13). A zero
 stays legal (an empty task); a negative view offset would read from the wrong end.
 
 NOTE: a block's checks are compiled into one function evaluated per block instance, before
-the block runs. Checks whose expressions read tensor elements (`kv_len[b]`) run after the
+the block runs (the execution plan keeps them: `ExecutionPlan.checks`). Checks whose expressions read tensor elements (`kv_len[b]`) run after the
 block instead: the element may be produced inside it.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from pypto.errors import PyptoRuntimeError
 from pypto.ir.operation import Operation
 from pypto.ir.program import Block
-from pypto.symbolic import Bin, Const, Expr, _to_code, free_symbols, reads_elements
+from pypto.symbolic import Bin, CodeGen, Const, Expr, free_symbols, reads_elements, tuple_code
 
 
 @dataclass(frozen=True)
@@ -44,17 +43,6 @@ class BlockChecks:
     def after(self, values: dict, read_element) -> None:
         if self._after is not None:
             _run(self._after, values, read_element)
-
-
-_CHECKS: "weakref.WeakKeyDictionary[Block, BlockChecks]" = weakref.WeakKeyDictionary()
-
-
-def checks_of(block: Block) -> BlockChecks:
-    """The block's checks, compiled once (the program owns its blocks across runs)."""
-    found = _CHECKS.get(block)
-    if found is None:
-        found = _CHECKS[block] = BlockChecks(block)
-    return found
 
 
 def _collect(block: Block) -> list[_Check]:
@@ -94,11 +82,8 @@ def _clamped(e: Expr) -> bool:
 def _compile(checks: list[_Check]):
     if not checks:
         return None
-    reads: list = []
-    codes = [_to_code(c.expr, reads) for c in checks]
-    fn = eval(f"lambda V, R: ({', '.join(codes)},)",
-              {"E": tuple(reads), "_min": min, "_max": max})
-    return fn, checks
+    gen = CodeGen()
+    return gen.function(tuple_code([gen.expr(c.expr) for c in checks]), "checks"), checks
 
 
 def _run(compiled, values: dict, read_element) -> None:

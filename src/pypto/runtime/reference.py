@@ -18,13 +18,13 @@ import numpy as np
 from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
 from pypto.errors import PyptoRuntimeError
 from pypto.ir.operation import Operation
-from pypto.ir.program import Block, If, Loop, Program, Seq
+from pypto.ir.program import Block, If, Loop, Seq
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.ops.core import REGISTRY
-from pypto.runtime.extent_checks import checks_of
 from pypto.runtime.fusion import Chain, plan_block, run_chain
 from pypto.runtime.liveness import BufferPool, dying_after, storage_users
-from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, fast_evaluate
+from pypto.runtime.plan import ExecutionPlan
+from pypto.symbolic import Const, ElementRead, EvalEnv, Expr, raise_evaluation_error
 
 
 class ReferenceExecutor:
@@ -38,9 +38,13 @@ class ReferenceExecutor:
     chunk_bytes = 1 << 20         # one chunk of the widest result (1024x4096 softmax: 64 rows)
     chunk_min_bytes = 1 << 20     # smaller chains stay in cache op by op anyway
 
-    def __init__(self, program: Program, bindings: dict[str, int],
+    def __init__(self, plan: ExecutionPlan, bindings: dict[str, int],
                  arg_arrays: dict[int, np.ndarray]):
-        self.program = program
+        """`plan`: the execution plan of the compiled program (it keeps the generated code
+        across runs); `arg_arrays`: storage id -> the caller's array of each parameter."""
+        self.plan = plan
+        self.program = program = plan.program
+        self._expr_functions = plan.expr_functions
         self.env = EvalEnv(bindings, self._read_element)
         self.arrays: dict[int, np.ndarray] = dict(arg_arrays)  # storage id -> array
         self.written: set[int] = set(arg_arrays)
@@ -56,7 +60,12 @@ class ReferenceExecutor:
     def ev(self, e: Expr) -> int:
         if isinstance(e, Const):
             return e.value
-        return fast_evaluate(e, self.env)
+        fn = self._expr_functions.get(e) or self.plan.expr_function(e)
+        env = self.env
+        try:
+            return fn(env.values, env.read_element)
+        except (KeyError, ZeroDivisionError, TypeError) as error:
+            raise_evaluation_error((e,), env, error)
 
     def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
         # NOTE: static shapes are evaluated once per run (keyed by the tuple's identity: the
@@ -221,7 +230,7 @@ class ReferenceExecutor:
                 self.run_loop(item)
 
     def run_block(self, block: Block) -> None:
-        checks = checks_of(block)
+        checks = self.plan.checks(block)
         checks.before(self.env.values, self.env.read_element)
         self._run_block(block)
         checks.after(self.env.values, self.env.read_element)

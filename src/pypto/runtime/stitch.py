@@ -25,7 +25,6 @@ linearly in its accesses.
 """
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -62,7 +61,9 @@ class SlotFacts:
 
 
 def slot_facts(roots: Iterable[Any]) -> SlotFacts:
-    """The slot facts of the root functions of one compiled program."""
+    """The slot facts of the root functions of one compiled program.
+    NOTE: the scan over every region of every tile op cost more than the rest of a small
+    kernel's stitching: the execution plan computes it once (`ExecutionPlan.slot_facts`)."""
     roots = list(roots)
     touched: dict[int, set[str]] = defaultdict(set)
     creators: dict[int, set[str]] = defaultdict(set)
@@ -83,36 +84,20 @@ def slot_facts(roots: Iterable[Any]) -> SlotFacts:
                      frozenset(touched), frozenset(scratch))
 
 
-def private_storages(roots: Iterable[Any]) -> dict[str, frozenset[int]]:
-    """Root name -> the op-result storages only that root function touches (its per-instance
-    workspace). Parameters, `pypto.tensor` scratch and results shared by several roots (a value
-    computed before a loop and read in it, a loop-carried buffer) are never private."""
-    return slot_facts(roots).private
-
-
-# NOTE: computed once per root function: the scan over every region of every tile op cost
-# more than the rest of a small kernel's stitching, on every call of the kernel
-_STORAGES: "weakref.WeakKeyDictionary[Any, tuple[frozenset[int], ...]]" = \
-    weakref.WeakKeyDictionary()
-
-
 def _storages(root: Any) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
     """(temps the tile ops of `root` read or write, temps whose value `root` creates,
     pypto.tensor scratch it touches)."""
-    found = _STORAGES.get(root)
-    if found is None:
-        temps, made, local = set(), set(), set()
-        for op in root.graph.ops:
-            for r in op.inputs + ([op.output] if op.output is not None else []):
-                kind = r.value.storage.kind.value
-                if kind == "temp":
-                    temps.add(r.value.storage.id)
-                elif kind == "local":
-                    local.add(r.value.storage.id)
-            if op.output is not None and _creates(op):
-                made.add(op.output.value.storage.id)
-        found = _STORAGES[root] = (frozenset(temps), frozenset(made), frozenset(local))
-    return found
+    temps, made, local = set(), set(), set()
+    for op in root.graph.ops:
+        for r in op.inputs + ([op.output] if op.output is not None else []):
+            kind = r.value.storage.kind.value
+            if kind == "temp":
+                temps.add(r.value.storage.id)
+            elif kind == "local":
+                local.add(r.value.storage.id)
+        if op.output is not None and _creates(op):
+            made.add(op.output.value.storage.id)
+    return frozenset(temps), frozenset(made), frozenset(local)
 
 
 def _creates(op: Any) -> bool:

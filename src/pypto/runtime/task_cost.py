@@ -1,4 +1,4 @@
-"""The cost model: what one task (one call op of one root instance) asks of its core's pipes.
+"""TileOp -> SimTask costing: what one task (one call op of one root instance) asks of its core's pipes.
 
 Takes the call op's tile ops with the windows the executor evaluated for this instance →
 fills a `SimTask`'s cost fields and GM accesses. Keeps: only valid extents cost (an empty tile
@@ -184,38 +184,6 @@ def add_whole_op(task: SimTask, in_bytes: float, out_bytes: float, spec: Machine
     for acc, layout in writes:
         task.writes.append(acc)
         task.write_layouts.append(layout)
-
-
-class TaskTimer:
-    """Duration of a task: head + first-load latency + the busiest pipe + last-store latency
-    (hw_model §4.2), with the machine's constants looked up once (the simulator calls this
-    per task)."""
-
-    def __init__(self, spec: MachineSpec):
-        dma = spec.dma
-        self.consts = {
-            AIC: (spec.task["head_cycles_aic"], dma["gm_to_l1"], dma["l0c_to_gm"],
-                  dma["l1_to_l0b"]["bw"]),
-            "AIV": (spec.task["head_cycles_aiv"], dma["gm_to_ub"], dma["ub_to_gm"], 1.0)}
-
-    def cycles(self, task: SimTask, t_in: float | None = None,
-               out_bw: float | None = None) -> float:
-        """`t_in`: cycles of the GM reads (contention already applied; default: the core's own
-        DMA rate); `out_bw`: write bandwidth (default: the core's own)."""
-        head, load, store, l0_bw = self.consts[task.core]
-        if task.empty:
-            return float(head)
-        if task.core == AIC:
-            compute = max(task.cube_cycles, task.mte1_bytes / l0_bw)
-        else:
-            compute = task.vector_cycles
-        if t_in is None:
-            t_in = task.mte2_bytes / load["bw"]
-        ob = out_bw if out_bw is not None else store["bw"]
-        t_out = task.mte3_bytes / ob if task.mte3_bytes else 0.0
-        fill = load["latency"] if task.mte2_bytes else 0.0
-        drain = store["latency"] if task.mte3_bytes else 0.0
-        return head + fill + max(t_in, compute, t_out) + drain
 
 
 def operand_hints(op_values: list[Any]) -> list[dict[str, Any]]:

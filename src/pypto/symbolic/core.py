@@ -1,4 +1,4 @@
-"""Symbolic integer expressions: build, simplify, evaluate.
+"""Symbolic integer expressions: the nodes, their simplification, and the user's wrapper.
 
 Two layers:
 - `Expr` nodes are small frozen dataclasses with ordinary equality and hashing. The compiler and
@@ -13,7 +13,6 @@ Simplification keeps sums and products in a polynomial normal form, so that for 
 from __future__ import annotations
 
 import contextvars
-import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -189,7 +188,7 @@ def _from_poly(p: dict[_Mono, int]) -> Expr:
     return out
 
 
-def _const_diff(a: Expr, b: Expr) -> int | None:
+def const_diff(a: Expr, b: Expr) -> int | None:
     """a - b when it is a constant, else None."""
     d = _poly(Bin("sub", a, b))
     if not d:
@@ -197,6 +196,9 @@ def _const_diff(a: Expr, b: Expr) -> int | None:
     if list(d) == [()]:
         return d[()]
     return None
+
+
+_const_diff = const_diff   # the old name, which passes.tile_graph imports
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,7 +246,7 @@ def binary(op: str, a: Any, b: Any) -> Expr:
     if op in ("min", "max"):
         if a == b:
             return a
-        d = _const_diff(a, b)
+        d = const_diff(a, b)
         if d is not None:
             pick_a = (d <= 0) if op == "min" else (d >= 0)
             return a if pick_a else b
@@ -255,7 +257,7 @@ def binary(op: str, a: Any, b: Any) -> Expr:
         if _key(b) < _key(a):
             a, b = b, a
     if op in ("eq", "ne", "lt", "le", "gt", "ge"):
-        d = _const_diff(a, b)
+        d = const_diff(a, b)
         if d is not None:
             return Const(_PY_BIN[op](d, 0))
     if op in ("and", "or"):
@@ -287,7 +289,7 @@ def _fold_nested(op: str, a: Expr, b: Expr) -> Expr | None:
         if other in (outer.a, outer.b):
             return outer
         for inner, rest in ((outer.a, outer.b), (outer.b, outer.a)):
-            d = _const_diff(inner, other)
+            d = const_diff(inner, other)
             if d is not None:
                 keep_inner = (d <= 0) if op == "min" else (d >= 0)
                 return outer if keep_inner else binary(op, rest, other)
@@ -310,92 +312,6 @@ def select(cond: Any, a: Any, b: Any) -> Expr:
     if a == b:
         return a
     return Select(c, a, b)
-
-
-# --------------------------------------------------------------------------------------------
-# Evaluation
-
-class EvalEnv:
-    """Values of symbols at run time, plus a reader for tensor-element reads."""
-
-    __slots__ = ("values", "read_element")
-
-    def __init__(self, values: dict[str, int] | None = None,
-                 read_element: Callable[[ElementRead, tuple[int, ...]], int] | None = None):
-        self.values = dict(values or {})
-        self.read_element = read_element
-
-
-_PY_CODE = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})",
-            "floordiv": "({} // {})", "mod": "({} % {})", "min": "_min({}, {})",
-            "max": "_max({}, {})", "eq": "int({} == {})", "ne": "int({} != {})",
-            "lt": "int({} < {})", "le": "int({} <= {})", "gt": "int({} > {})",
-            "ge": "int({} >= {})", "and": "int(bool({}) and bool({}))",
-            "or": "int(bool({}) or bool({}))"}
-_PY_UN_CODE = {"neg": "(-{})", "not": "int(not {})", "invert": "(~{})"}
-
-
-def _to_code(e: Expr, reads: list[ElementRead]) -> str:
-    if isinstance(e, Const):
-        return repr(e.value)
-    if isinstance(e, Sym):
-        return f"V[{e.name!r}]"
-    if isinstance(e, Bin):
-        return _PY_CODE[e.op].format(_to_code(e.a, reads), _to_code(e.b, reads))
-    if isinstance(e, Un):
-        return _PY_UN_CODE[e.op].format(_to_code(e.a, reads))
-    if isinstance(e, Select):
-        return (f"({_to_code(e.a, reads)} if {_to_code(e.cond, reads)} "
-                f"else {_to_code(e.b, reads)})")
-    if isinstance(e, ElementRead):
-        reads.append(e)
-        idx = ", ".join(_to_code(i, reads) for i in e.indices)
-        return f"R(E[{len(reads) - 1}], ({idx},))"
-    raise TypeError(f"not an expression: {e!r}")
-
-
-@functools.lru_cache(maxsize=65536)
-def compiled(e: Expr) -> Callable[[dict, Any], int]:
-    """`e` as a Python function of (symbol values, element reader).
-
-    NOTE: the executors evaluate the same offsets and valid extents once per root-function
-    instance, so the tree walk of `evaluate` is compiled to one lambda per expression."""
-    reads: list[ElementRead] = []
-    code = _to_code(e, reads)
-    return eval(f"lambda V, R: {code}", {"E": tuple(reads), "_min": min, "_max": max})
-
-
-def fast_evaluate(e: Expr, env: EvalEnv) -> int:
-    """`evaluate` through the compiled form; errors fall back to `evaluate` for the message."""
-    try:
-        return compiled(e)(env.values, env.read_element)
-    except (KeyError, ZeroDivisionError, TypeError):
-        return evaluate(e, env)
-
-
-def evaluate(e: Expr, env: EvalEnv) -> int:
-    """The integer value of `e` under `env`; raises if a symbol is unbound."""
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Sym):
-        try:
-            return env.values[e.name]
-        except KeyError:
-            raise PyptoRuntimeError(f"symbol {e!r} has no value at run time") from None
-    if isinstance(e, Bin):
-        x, y = evaluate(e.a, env), evaluate(e.b, env)
-        if e.op in ("floordiv", "mod") and y == 0:
-            raise PyptoRuntimeError(f"division by zero evaluating {e!r}")
-        return _PY_BIN[e.op](x, y)
-    if isinstance(e, Un):
-        return _PY_UN[e.op](evaluate(e.a, env))
-    if isinstance(e, Select):
-        return evaluate(e.a, env) if evaluate(e.cond, env) else evaluate(e.b, env)
-    if isinstance(e, ElementRead):
-        if env.read_element is None:
-            raise PyptoRuntimeError(f"tensor element {e!r} cannot be read here")
-        return env.read_element(e, tuple(evaluate(i, env) for i in e.indices))
-    raise TypeError(f"not an expression: {e!r}")
 
 
 def nodes(e: Expr) -> Iterator[Expr]:
