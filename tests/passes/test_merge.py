@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.passes.functions import signature
+from pypto.passes.functions import Signatures
 from pypto.passes.merge import GroupInfo, auto_vec_factor
 
 
@@ -62,7 +62,7 @@ def test_leaf_signature_of_merged_subgraphs_is_fresh(setting):
     leaf signature is that of its merged ops, not of a member's."""
     root, _ = _ew((8, 512), setting)
     preds = root.graph.preds()
-    assert all(c.leaf.signature == signature(c.ops, preds) for c in root.calls)
+    assert all(c.leaf.signature == Signatures().of(c.ops, preds) for c in root.calls)
 
 
 def test_s6_group_key_and_ops_in_program_order():
@@ -150,7 +150,7 @@ def test_merge_never_makes_a_cycle():
     assert [c.merge_info["vec_nbuffer"][:2] for c in root.calls] == [(0, "func0_0"),
                                                                      (1, "func0_1"),
                                                                      (0, "func0_0")]
-    assert [c.preds for c in root.calls] == [[], [0], [1]]
+    assert [c.preds for c in root.calls] == [(), (0,), (1,)]
 
 
 def test_setting_inside_a_loop_applies_to_that_loop_only():
@@ -246,7 +246,7 @@ def test_s15_l1_reuse_factor(n, subgraphs):
         if n > 1:
             assert [(r.value.name, r.shape) for r in call.shared_loads] == [("b", (256, 256))]
         else:
-            assert call.shared_loads == []
+            assert call.shared_loads == ()
 
 
 def test_merged_cube_tasks_compute_the_same_values():

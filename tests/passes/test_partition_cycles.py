@@ -14,7 +14,8 @@ import torch
 
 import pypto
 from pypto.passes.partition import _Sets, partition
-from pypto.passes.tile_graph import AIV, FUSE, GM, TileGraph, TileOp
+from pypto.passes.kinds import AIV, COMPUTE, FUSE, GM
+from pypto.passes.tile_graph import TileGraph, TileOp
 
 F32 = pypto.DT_FP32
 _REDUCE = {"sum": (pypto.sum, lambda t, d: t.sum(d, keepdim=True)),
@@ -127,12 +128,11 @@ def test_generated_reduce_reshape_broadcast_family(seed):
 
 # ---- the partition's sets, directly ----
 
-def _graph(n: int, edges: dict[tuple[int, int], str]) -> TileGraph:
-    g = TileGraph("g")
-    for i in range(n):
-        g.add(TileOp(i, "compute", "ADD", AIV, [], None, None, latency=1.0))
-    g.edges.update(edges)
-    return g
+def _graph(n: int, edges: dict[tuple[int, int], str],
+           latency: list[float] | None = None) -> TileGraph:
+    return TileGraph("g", [TileOp(i, COMPUTE, "ADD", AIV, [], None, None, {},
+                                  latency[i] if latency else 1.0) for i in range(n)],
+                     dict(edges))
 
 
 def test_merge_refused_when_a_path_runs_through_another_subgraph():
@@ -160,10 +160,7 @@ def _random_dag(rng: random.Random, n: int) -> TileGraph:
     for c in range(1, n):
         for p in rng.sample(range(c), min(c, rng.randint(0, 3))):
             edges[(p, c)] = rng.choice([FUSE, FUSE, GM])
-    g = _graph(n, edges)
-    for op in g.ops:
-        op.latency = float(rng.choice([0, 1, 2, 5]))
-    return g
+    return _graph(n, edges, [float(rng.choice([0, 1, 2, 5])) for _ in range(n)])
 
 
 @pytest.mark.parametrize("seed", range(40))

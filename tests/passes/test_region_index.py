@@ -9,6 +9,7 @@ from pypto.box_grid import BoxGrid
 from pypto.dtypes import DataType
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.passes.deps import _RegionIndex, _touches
+from pypto.passes.kinds import AIV, COMPUTE, WHOLE
 from pypto.passes.tile_graph import Region, TileOp, split_offset
 from pypto.symbolic import Const, Sym, binary
 from pypto.symbolic import _const_diff
@@ -46,7 +47,7 @@ def test_index_matches_all_pairs_scan(seed):
     rng = random.Random(seed)
     ranks = [[2], [3], [1, 2], [2, 3, 3]][seed % 4]
     symbolic = seed % 3 != 0
-    index = _RegionIndex()
+    index = _RegionIndex({})
     entries: list[tuple[TileOp, Region]] = []
     for n in range(400):
         region = _region(rng, ranks, symbolic)
@@ -57,8 +58,8 @@ def test_index_matches_all_pairs_scan(seed):
         if entries and rng.random() < 0.1:
             op = entries[-1][0]                   # a second region of the same op
         else:
-            kind = "whole" if rng.random() < 0.02 else "compute"
-            op = TileOp(n, kind, "ADD", "AIV", [], region, None)
+            kind = WHOLE if rng.random() < 0.02 else COMPUTE
+            op = TileOp(n, kind, "ADD", AIV, [], region, None)
         index.add(op, region)
         entries.append((op, region))
 
@@ -69,7 +70,7 @@ def test_split_offset_agrees_with_constant_difference():
     rng = random.Random(5)
     exprs = [_offset(rng, True) for _ in range(200)]
     for a, b in zip(exprs, reversed(exprs)):
-        (ka, ca), (kb, cb) = split_offset(a), split_offset(b)
+        (ka, ca), (kb, cb) = split_offset(a, {}), split_offset(b, {})
         assert _const_diff(a, b) == (ca - cb if ka == kb else None)
 
 

@@ -82,7 +82,8 @@ def _check_against_compiled(k, root_name: str, calls: int, leaves: int) -> None:
     assert ex["call_count"] == len(ex["calls"]) == calls and ex["leaf_count"] == leaves
     for entry, call in zip(ex["calls"], root.calls):
         assert entry["index"] == call.index and entry["leaf"] == call.leaf.index
-        assert entry["preds"] == call.preds and entry["tile_ops"] == [op.id for op in call.ops]
+        assert entry["preds"] == list(call.preds)
+        assert entry["tile_ops"] == [op.id for op in call.ops]
         assert len(entry["args"]) == len(call.ops)
 
     for leaf in root.leaves:

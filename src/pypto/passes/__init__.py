@@ -1,6 +1,11 @@
 """The compiler: a traced `Program` → tile graphs, subgraphs, leaf and root functions.
 
-The pipeline is `compile_program`, read top to bottom; each step is one module.
+The pipeline is `compile_program`, read top to bottom; each step is one module. Each step
+returns new values and leaves its inputs alone; the compiled objects (`CompiledProgram`,
+`RootFunction`, `CallOp`, `TileOp`, `TileGraph`) are frozen and hold nothing the run side
+caches. The one exception on the way: tile ops are built as mutable drafts and frozen in place
+by `build_root` (why: tile_graph.py). Whatever a compilation caches (interned constants,
+offset splits, signature parts) lives in tables owned by that compilation, not the module.
 """
 from __future__ import annotations
 
@@ -16,16 +21,16 @@ from pypto.passes.deps import link
 from pypto.passes.expr_table import check_expression_table
 from pypto.passes.untiled import warn_untiled
 from pypto.passes.expand import expand_block
-from pypto.passes.functions import RootFunction, build_root
+from pypto.passes.functions import RootFunction, Signatures, build_root
 from pypto.passes.merge import block_settings, breadth_merge
 from pypto.passes.partition import partition
-from pypto.passes.tile_graph import TileGraph, TileOp
+from pypto.passes.tile_graph import TileGraph, TileOp, freeze
 
 # Synthetic values (reduction partials) get ids far above any traced id.
 _SYNTHETIC_IDS = 1 << 40
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class CompiledProgram:
     program: Program
     spec: MachineSpec
@@ -34,9 +39,6 @@ class CompiledProgram:
     # stopped after TILE_GRAPH, `partitions` holds each block's tile graph and subgraphs
     stage: CompStage = CompStage.ALL_COMPLETE
     partitions: dict[str, tuple[TileGraph, list[list[TileOp]]]] = field(default_factory=dict)
-    # the tile executor's spare result buffers, (shape, dtype) -> arrays, kept from one call
-    # of this program to the next (runtime/tile_executor.py _SPARE_BYTES)
-    spare_buffers: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def subgraph_counts(self) -> dict[str, int]:
@@ -62,6 +64,7 @@ def compile_program(program: Program, spec: MachineSpec,
     partitions = {}
     ids = itertools.count(_SYNTHETIC_IDS)
     shared = _values_shared_across_blocks(program)
+    signatures = Signatures()
     roots = {}
     merge_opts = options.merge   # the scope's; ops recorded their own (merge.py)
     for magic, block in enumerate(program.blocks()):
@@ -70,24 +73,24 @@ def compile_program(program: Program, spec: MachineSpec,
         # Fail before running when a tile cannot fit its buffer.
         check_capacity(graph, spec)
         # Data-flow (fusible or through GM) and storage-order dependencies.
-        link(graph)
+        graph = link(graph)
         # Depth merge into subgraphs (scopes, one-to-one rule, latency bound).
         subgraphs = partition(graph, bound)
         # Breadth merge of isomorphic subgraphs: vec NBuffer, cube L1 reuse, cube NBuffer.
         subgraphs, notes = breadth_merge(graph, subgraphs,
-                                         block_settings(block, spec, merge_opts, magic))
+                                         block_settings(block, spec, merge_opts, magic),
+                                         signatures)
         warn_untiled(program.name, [graph])
         if stop_after == CompStage.TILE_GRAPH:
+            freeze(graph.ops)
             partitions[block.name] = (graph, subgraphs)
             continue
         # Isomorphic subgraphs share a leaf; the root lists one call op per subgraph.
-        root = build_root(graph, subgraphs, views, notes)
-        root.graph.escaping |= shared
-        roots[block.name] = root
+        roots[block.name] = build_root(graph, subgraphs, views, notes, signatures, shared)
     return CompiledProgram(program, spec, roots, stop_after, partitions)
 
 
-def _values_shared_across_blocks(program: Program) -> set[int]:
+def _values_shared_across_blocks(program: Program) -> frozenset[int]:
     """Ids of values read outside the block that produced them (they must reach GM)."""
     produced: dict[int, str] = {}
     for block in program.blocks():
@@ -108,7 +111,7 @@ def _values_shared_across_blocks(program: Program) -> set[int]:
     for loop in program.loops():
         for e in (loop.start, loop.stop, loop.step):
             shared |= _element_reads(e)
-    return shared
+    return frozenset(shared)
 
 
 def _element_reads(x) -> set[int]:

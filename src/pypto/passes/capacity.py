@@ -14,13 +14,14 @@ from __future__ import annotations
 from pypto.dtypes import bytes_of
 from pypto.errors import PyptoRuntimeError
 from pypto.machine.spec import MachineSpec
-from pypto.passes.tile_graph import AIC, TileGraph, TileOp
+from pypto.passes.kinds import AIC, COPY_OUT, WHOLE
+from pypto.passes.tile_graph import TileGraph, TileOp
 
 
 def _op_bytes(op: TileOp) -> tuple[int, int]:
     """(largest single buffer, distinct buffers of the op together) in bytes."""
     sizes = [r.nbytes for r in op.inputs]
-    out = op.output.nbytes if op.output is not None and op.kind != "copy_out" else 0
+    out = op.output.nbytes if op.output is not None and op.kind is not COPY_OUT else 0
     largest = max(sizes + [out]) if sizes or out else 0
     total = sum(sizes)
     if out and out not in sizes:
@@ -52,15 +53,15 @@ def _buffers(op: TileOp) -> tuple:
     """What `_op_bytes` depends on: the shape and dtype of each buffer of the op."""
     out = op.output
     return (tuple((r.shape, r.value.dtype) for r in op.inputs),
-            (out.shape, out.value.dtype) if out is not None and op.kind != "copy_out" else None)
+            (out.shape, out.value.dtype) if out is not None and op.kind is not COPY_OUT else None)
 
 
 def check_capacity(graph: TileGraph, spec: MachineSpec) -> None:
     fitting: set[tuple] = set()   # vector buffer layouts found to fit (tiles repeat them)
     for op in graph.ops:
-        if op.kind in ("whole", "copy_out"):
+        if op.kind is WHOLE or op.kind is COPY_OUT:
             continue
-        if op.core == AIC:
+        if op.core is AIC:
             _check_cube(op, spec)
             continue
         layout = _buffers(op)

@@ -32,7 +32,6 @@ MMAD it is the L0C accumulator tile (4-byte elements) it writes.
 """
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -99,7 +98,8 @@ class CubePlan:
         return sum(self.counts().values())
 
     def steps(self) -> tuple[CubeStep, ...]:
-        """The steps in program order (cached: isomorphic tile ops share one plan)."""
+        """The steps in program order, unrolled on each call (nothing on the compile or run
+        path asks for them: they are for inspection)."""
         return _unroll(self)
 
 
@@ -107,7 +107,6 @@ def _spans(total: int, size: int) -> list[tuple[int, int]]:
     return [(o, min(size, total - o)) for o in range(0, total, size)]
 
 
-@functools.lru_cache(maxsize=256)
 def _unroll(plan: CubePlan) -> tuple[CubeStep, ...]:
     steps: list[CubeStep] = []
 

@@ -1,6 +1,6 @@
 """Dependencies between the tile ops of one block.
 
-Takes a `TileGraph` with ops → the same graph with `edges`. Two kinds of edge:
+Takes a `TileGraph` with ops → a new graph with `edges` (and `gm_storages`). Two kinds of edge:
 - data flow: a tile op reads a region that tile ops of this block produce. Between one
   producer tensor op and one consumer tensor op the tile-level edges form components; a
   component with a single producer tile or a single consumer tile (one-to-one, broadcast,
@@ -13,13 +13,17 @@ Takes a `TileGraph` with ops → the same graph with `edges`. Two kinds of edge:
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from pypto.box_grid import BoxGrid
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
-from pypto.passes.tile_graph import (NO_SYMBOLS, FUSE, GM, ORDER, Region, TileGraph, TileOp,
-                                     overlaps, split_offset)
-from pypto.symbolic import Const
+from pypto.passes.kinds import COPY_OUT, FUSE, GM, ORDER, WHOLE, EdgeKind
+from pypto.passes.tile_graph import NO_SYMBOLS, Region, TileGraph, TileOp, overlaps, split_offset
+from pypto.symbolic import Const, Expr
+
+# an offset -> (symbolic part, constant part), filled by one `link` call (`split_offset`)
+Splits = dict[Expr, tuple[frozenset, int]]
 
 
 def _touches(a: Region, b: Region) -> bool:
@@ -39,9 +43,9 @@ def gm_resident_storages(graph: TileGraph) -> set[int]:
         for r in op.inputs + ([op.output] if op.output is not None else []):
             if r.value.storage.kind is not StorageKind.TEMP:
                 out.add(r.value.storage.id)
-        if op.kind == "copy_out":
+        if op.kind is COPY_OUT:
             out.add(op.output.value.storage.id)
-        if op.kind == "whole" and REGISTRY[op.src.opcode].writes:
+        if op.kind is WHOLE and REGISTRY[op.src.opcode].writes:
             out.update(v.storage.id for v in op.src.outputs)
     return out
 
@@ -57,7 +61,8 @@ class _RegionIndex:
     Dims whose symbolic parts differ between the query and a group cannot be compared (the
     scan assumes an overlap there); such groups are scanned on their comparable dims."""
 
-    def __init__(self) -> None:
+    def __init__(self, splits: Splits) -> None:
+        self.splits = splits             # shared by the link call's indexes
         self.ops: list[TileOp] = []
         self.regions: list[Region] = []
         self.indexed = 0                 # entries [0, indexed) are in the structures below
@@ -78,12 +83,12 @@ class _RegionIndex:
         ops, regions = self.ops, self.regions
         for entry in range(self.indexed, len(ops)):
             r = regions[entry]
-            if ops[entry].kind == "whole" or not r.shape:
+            if ops[entry].kind is WHOLE or not r.shape:
                 self.always.append(entry)
                 continue
             rank = len(r.shape)
             self.by_rank[rank].append(entry)
-            keys, consts = _split(r)
+            keys, consts = _split(r, self.splits)
             group = self.groups[rank].get(keys)
             if group is None:
                 group = self.groups[rank][keys] = _Group()
@@ -102,7 +107,7 @@ class _RegionIndex:
         for r, entries in self.by_rank.items():
             if r != rank:
                 found.extend(entries)   # another rank (a reshaped access): assume overlap
-        keys, consts = _split(region)
+        keys, consts = _split(region, self.splits)
         for group_keys, group in self.groups.get(rank, {}).items():
             if group_keys == keys:
                 found.extend(group.touching(consts, region.shape))
@@ -166,7 +171,7 @@ def _constant_parts(rank: int) -> tuple[frozenset, ...]:
     return (NO_SYMBOLS,) * rank
 
 
-def _split(r: Region) -> tuple[tuple[frozenset, ...] | None, tuple[int, ...]]:
+def _split(r: Region, splits: Splits) -> tuple[tuple[frozenset, ...] | None, tuple[int, ...]]:
     """A region's offsets as (symbolic parts, constant parts); the symbolic parts are None
     when every offset is a constant (the usual case, checked first because it is cheap)."""
     consts = []
@@ -178,50 +183,53 @@ def _split(r: Region) -> tuple[tuple[frozenset, ...] | None, tuple[int, ...]]:
         return None, tuple(consts)
     keys, consts = [], []
     for o in r.offsets:
-        k, c = split_offset(o)
+        k, c = split_offset(o, splits)
         keys.append(k)
         consts.append(c)
     return tuple(keys), tuple(consts)
 
 
 def link(graph: TileGraph) -> TileGraph:
+    """`graph` with the dependency edges between its tile ops."""
     pairs: dict[tuple[int, int, int], list[tuple[TileOp, TileOp]]] = defaultdict(list)
-    accesses: dict[int, _Accesses] = defaultdict(_Accesses)  # storage id
-    produced_so_far: dict[int, _RegionIndex] = defaultdict(_RegionIndex)
-    gm = graph.gm_storages = gm_resident_storages(graph)
+    edges = dict(graph.edges)
+    splits: Splits = {}
+    accesses: dict[int, _Accesses] = defaultdict(lambda: _Accesses(splits))  # storage id
+    produced_so_far: dict[int, _RegionIndex] = defaultdict(lambda: _RegionIndex(splits))
+    gm = gm_resident_storages(graph)
 
     for op in graph.ops:
         for region in op.inputs:
             producers = produced_so_far.get(region.value.id)
-            for p in producers.overlapping(region, op.kind == "whole") if producers else ():
+            for p in producers.overlapping(region, op.kind is WHOLE) if producers else ():
                 pairs[(p.src.id, op.src.id, region.value.id)].append((p, op))
             if not producers or region.value.storage.id in gm:
-                _order(graph, accesses[region.value.storage.id], op, region, write=False)
+                _order(edges, accesses[region.value.storage.id], op, region, write=False)
         if op.output is not None:
-            if op.kind != "copy_out":
+            if op.kind is not COPY_OUT:
                 produced_so_far[op.output.value.id].add(op)
-            if op.kind == "copy_out" or op.output.value.storage.id in gm:
-                _order(graph, accesses[op.output.value.storage.id], op, op.output, write=True)
-        if op.kind == "whole":
+            if op.kind is COPY_OUT or op.output.value.storage.id in gm:
+                _order(edges, accesses[op.output.value.storage.id], op, op.output, write=True)
+        if op.kind is WHOLE:
             for v in op.src.outputs[1:] if op.output is not None else op.src.outputs:
                 if v.storage.id in gm:
-                    _order(graph, accesses[v.storage.id], op,
+                    _order(edges, accesses[v.storage.id], op,
                            Region(v, (), (), v.valid_shape), write=True)
 
-    for edges in pairs.values():
-        _classify(graph, edges)
-    return graph
+    for flows in pairs.values():
+        _classify(edges, flows)
+    return replace(graph, edges=edges, gm_storages=frozenset(gm))
 
 
 class _Accesses:
     """Earlier reads and writes of one storage, for ordering edges."""
 
-    def __init__(self) -> None:
-        self.reads = _RegionIndex()
-        self.writes = _RegionIndex()
+    def __init__(self, splits: Splits) -> None:
+        self.reads = _RegionIndex(splits)
+        self.writes = _RegionIndex(splits)
 
 
-def _order(graph: TileGraph, history: _Accesses, op: TileOp, region: Region,
+def _order(edges: dict[tuple[int, int], EdgeKind], history: _Accesses, op: TileOp, region: Region,
            write: bool) -> None:
     """Edges from earlier conflicting accesses of the same storage (read-after-write,
     write-after-read, write-after-write), then record this one."""
@@ -231,22 +239,23 @@ def _order(graph: TileGraph, history: _Accesses, op: TileOp, region: Region,
         earlier = earlier + history.reads.overlapping(region, whole)
     for prev in earlier:
         if prev is not op:
-            graph.edges.setdefault((prev.id, op.id), ORDER)
+            edges.setdefault((prev.id, op.id), ORDER)
     (history.writes if write else history.reads).add(op, region)
 
 
-def _classify(graph: TileGraph, edges: list[tuple[TileOp, TileOp]]) -> None:
+def _classify(edges: dict[tuple[int, int], EdgeKind],
+              flows: list[tuple[TileOp, TileOp]]) -> None:
     """Mark each edge fusible when its component has one producer or one consumer tile."""
     out_deg: dict[int, int] = defaultdict(int)
     in_deg: dict[int, int] = defaultdict(int)
-    for p, c in edges:
+    for p, c in flows:
         out_deg[p.id] += 1
         in_deg[c.id] += 1
     if max(out_deg.values()) == 1 or max(in_deg.values()) == 1:
         # Every component is a star (one producer or one consumer): all fusible. This is the
         # common case (matched tiles, broadcasts, partial-to-combine) and needs no union-find.
-        for p, c in edges:
-            _mark(graph, p, c, True)
+        for p, c in flows:
+            _mark(edges, p, c, True)
         return
     parent: dict[tuple[str, int], tuple[str, int]] = {}
 
@@ -256,7 +265,7 @@ def _classify(graph: TileGraph, edges: list[tuple[TileOp, TileOp]]) -> None:
             x = parent[x]
         return x
 
-    for p, c in edges:
+    for p, c in flows:
         parent[find(("p", p.id))] = find(("c", c.id))
     members: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
     for node in list(parent):
@@ -264,13 +273,13 @@ def _classify(graph: TileGraph, edges: list[tuple[TileOp, TileOp]]) -> None:
     fusible_root = {root: (sum(1 for k, _ in nodes if k == "p") == 1
                            or sum(1 for k, _ in nodes if k == "c") == 1)
                     for root, nodes in members.items()}
-    for p, c in edges:
-        _mark(graph, p, c, fusible_root[find(("p", p.id))])
+    for p, c in flows:
+        _mark(edges, p, c, fusible_root[find(("p", p.id))])
 
 
-def _mark(graph: TileGraph, p: TileOp, c: TileOp, star: bool) -> None:
-    ok = star and p.kind != "whole" and c.kind != "whole"
+def _mark(edges: dict[tuple[int, int], EdgeKind], p: TileOp, c: TileOp, star: bool) -> None:
+    ok = star and p.kind is not WHOLE and c.kind is not WHOLE
     key = (p.id, c.id)
     # Data flow decides the kind (an ORDER edge on the same pair is implied by it).
-    if graph.edges.get(key) != GM:
-        graph.edges[key] = FUSE if ok else GM
+    if edges.get(key) is not GM:
+        edges[key] = FUSE if ok else GM

@@ -11,9 +11,7 @@ Rules:
 - reductions: a grid over the input with the reduce axes whole when the tile covers them;
   otherwise one partial reduction per input tile into an FP32 partial tensor plus one combine
   per output tile (this is what makes split reduce axes cost more);
-- matmul: one cube tile op per (mL1, nL1) output block (per batch index), reading the whole K,
-  its L1/L0 steps recorded as a `cube.CubePlan`; with enable_split_k one cube tile op per kL1
-  chunk into an FP32/INT32 partial tensor, then vector add chains into the output;
+- matmul: cube tile ops per output block (`expand_matmul`);
 - transpose / permute: a grid over the *input* on the op's TileShape (the guide's "Transpose
   (64,128) -> Add (128,64)": a consumer aligned with it uses the permuted tile); each tile op
   writes the permuted window of the output;
@@ -21,18 +19,19 @@ Rules:
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Iterator
 
-from pypto.dtypes import DataType, bytes_of, is_float, is_low_precision
+from pypto.dtypes import DataType, is_float, is_low_precision
 from pypto.ir.operation import Operation
 from pypto.ir.program import Block
 from pypto.ir.tensor import Storage, StorageKind, TensorValue
 from pypto.machine.spec import MachineSpec
 from pypto.ops import elementwise as _ew
-from pypto.passes.cube import CubePlan
-from pypto.passes.tile_graph import (AIC, AIV, Region, TileGraph, TileGrid, TileOp, _const,
-                                     clamped_valid, window)
+from pypto.passes.expand_matmul import expand_matmul
+from pypto.passes.kinds import (AIC, AIV, COMBINE, COMPUTE, COPY_OUT, PARTIAL, WHOLE, Core,
+                                TileKind)
+from pypto.passes.tile_graph import (ConstTable, Region, TileGraph, TileGrid, TileOp, TileOpDraft,
+                                     clamped_valid, static_dims, tiles, window)
 from pypto.symbolic import Const, Expr, Sym, binary
 
 _ELEMENTWISE = (set(_ew._BINARY) | {c + "S" for c in _ew._BINARY} | set(_ew._UNARY)
@@ -52,22 +51,6 @@ _OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "RSQRT": "div", "SQRT": 
 _ZERO = Const(0)
 
 
-def _static(dims: tuple[Expr, ...]) -> tuple[int, ...] | None:
-    if all(isinstance(d, Const) for d in dims):
-        return tuple(d.value for d in dims)
-    return None
-
-
-def _grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...],
-                                                                           tuple[int, ...]]]:
-    """(offsets, tile shape) of every tile of `shape`, row-major; tiles are clipped to the
-    tensor (a TileShape larger than the tensor allocates only what the tensor needs)."""
-    ranges = [range(0, s, t) for s, t in zip(shape, tile)]
-    sizes = tuple(min(t, s) for s, t in zip(shape, tile))
-    for offs in itertools.product(*ranges):
-        yield offs, sizes
-
-
 class Expander:
     """Expands the ops of one block; `views` maps a view's value id to (parent, offsets)."""
 
@@ -77,7 +60,10 @@ class Expander:
         self.shared = shared  # values other blocks read: views among them are materialised
         self.spec = spec
         self.ids = ids
-        self.graph = TileGraph(block.name)
+        self.ops: list[TileOp] = []
+        # value id -> tile ops writing regions of that value (in program order)
+        self.producers: dict[int, list[TileOp]] = {}
+        self.consts = ConstTable()
         # alias value id -> (parent, offsets in the parent, parent dim of each alias dim (-1 for
         # an inserted size-1 dim)); views and size-1 squeezes/unsqueezes are aliases
         self.views: dict[int, tuple[TensorValue, tuple[Expr, ...], tuple[int, ...]]] = {}
@@ -112,14 +98,22 @@ class Expander:
 
     def read(self, value: TensorValue, offsets: tuple[Expr, ...],
              shape: tuple[int, ...]) -> Region:
-        return self.resolve(value, offsets, shape, clamped_valid(value, offsets, shape))
+        return self.resolve(value, offsets, shape, clamped_valid(value, offsets, shape,
+                                                                 self.consts))
 
-    def new_op(self, kind: str, opcode: str, core: str, inputs: list[Region],
+    def window(self, value: TensorValue, offsets: tuple[Expr, ...],
+               shape: tuple[int, ...]) -> Region:
+        return window(value, offsets, shape, self.consts)
+
+    def new_op(self, kind: TileKind, opcode: str, core: Core, inputs: list[Region],
                output: Region | None, src: Operation, attrs: dict | None = None,
-               latency: float = 0.0) -> TileOp:
-        op = TileOp(next(self.ids), kind, opcode, core, inputs, output, src, dict(attrs or {}),
-                    latency, src.scope)
-        return self.graph.add(op)
+               latency: float = 0.0, grid: TileGrid | None = None) -> TileOp:
+        op = TileOpDraft(next(self.ids), kind, opcode, core, inputs, output, src,
+                         dict(attrs or {}), latency, src.scope, (), grid)
+        self.ops.append(op)
+        if output is not None and kind is not COPY_OUT:
+            self.producers.setdefault(output.value.id, []).append(op)
+        return op
 
     def vector_latency(self, opcode: str, region: Region | None) -> float:
         if region is None:
@@ -139,18 +133,18 @@ class Expander:
         out = op.outputs[0] if op.outputs else None
         region = None
         if out is not None:
-            static = _static(out.shape)
+            static = static_dims(out.shape)
             region = Region(out, tuple(Const(0) for _ in out.shape), static or (), out.valid_shape)
-        inputs = [Region(v, tuple(Const(0) for _ in v.shape), _static(v.shape) or (),
+        inputs = [Region(v, tuple(Const(0) for _ in v.shape), static_dims(v.shape) or (),
                          v.valid_shape) for v in op.inputs]
         core = AIC if op.opcode == "MATMUL" else AIV
-        self.new_op("whole", op.opcode, core, inputs, region, op)
+        self.new_op(WHOLE, op.opcode, core, inputs, region, op)
 
     # ---- per op ----
     def expand(self) -> TileGraph:
         for op in self.block.ops:
             self.expand_op(op)
-        return self.graph
+        return TileGraph(self.block.name, self.ops)
 
     def expand_op(self, op: Operation) -> None:
         code = op.opcode
@@ -169,7 +163,7 @@ class Expander:
             return
         if (code in _SPLITTABLE_REDUCE or code in _WHOLE_AXIS_REDUCE) and self.reduce(op):
             return
-        if code == "MATMUL" and self.matmul(op):
+        if code == "MATMUL" and expand_matmul(self, op):
             return
         if code == "TRANSPOSE" and self.transpose(op):
             return
@@ -182,20 +176,20 @@ class Expander:
         tile by tile on its TileShape (or as one tile): the rest of the parent is not read, so a
         [1, 24, 128] slice of a [B, 24, 128] tensor moves 6 KB, not the whole tensor."""
         src, out = op.inputs[0], op.outputs[0]
-        shape = _static(out.shape)
+        shape = static_dims(out.shape)
         if shape is None or src.id in self.shared:
             return False
         tile = op.tile.vec if op.tile.vec is not None and len(op.tile.vec) == len(shape) \
             else shape
         base = tuple(op.attrs["offsets"])
         latency = None
-        for offs, size in _grid(shape, tile):
-            o = tuple(_const(x) for x in offs)
+        for offs, size in tiles(shape, tile):
+            o = tuple(self.consts[x] for x in offs)
             at = tuple(binary("add", b, x) for b, x in zip(base, o))
-            region = window(out, o, size)
+            region = self.window(out, o, size)
             if latency is None:
                 latency = self.vector_latency("COPY", region)
-            self.new_op("compute", "COPY", AIV, [self.read(src, at, size)], region, op,
+            self.new_op(COMPUTE, "COPY", AIV, [self.read(src, at, size)], region, op,
                         latency=latency)
         return True
 
@@ -225,7 +219,7 @@ class Expander:
 
     def elementwise(self, op: Operation) -> bool:
         out = op.outputs[0]
-        shape, tile = _static(out.shape), op.tile.vec
+        shape, tile = static_dims(out.shape), op.tile.vec
         if shape is None and tile is not None and len(tile) == out.rank:
             return self.grid_elementwise(op)
         if shape is None or tile is None or len(tile) != len(shape):
@@ -233,7 +227,7 @@ class Expander:
         # Per input: for each of its dims, the output dim it follows, or None when broadcast.
         follow = []
         for v in op.inputs:
-            vshape = _static(v.shape)
+            vshape = static_dims(v.shape)
             if vshape is None:
                 return False
             k = len(shape) - v.rank
@@ -244,25 +238,25 @@ class Expander:
         latency = None
         # rsqrt is two vector instructions on the NPU (sqrt, then a division); the square
         # root stays in FP32 so the result is rounded once, like the tensor-level op.
-        root = self._synthetic(shape, DataType.DT_FP32, out.valid_shape, "rsqrt_sqrt") \
+        root = self.synthetic(shape, DataType.DT_FP32, out.valid_shape, "rsqrt_sqrt") \
             if op.opcode == "RSQRT" else None
-        for offs, size in _grid(shape, tile):
-            o = tuple(_const(x) for x in offs)
+        for offs, size in tiles(shape, tile):
+            o = tuple(self.consts[x] for x in offs)
             inputs = [self.read(v, o, size) if dims is None else
                       self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
                                 tuple(1 if d is None else size[d] for d in dims))
                       for v, dims in follow]
-            region = window(out, o, size)
+            region = self.window(out, o, size)
             if latency is None:  # every tile of the grid has the same buffer size
                 latency = self.vector_latency(op.opcode, region)
             if root is not None:
-                mid = window(root, o, size)
-                self.new_op("compute", "SQRT", AIV, inputs, mid, op, latency=latency)
-                self.new_op("compute", "DIVS", AIV, [mid], region, op,
+                mid = self.window(root, o, size)
+                self.new_op(COMPUTE, "SQRT", AIV, inputs, mid, op, latency=latency)
+                self.new_op(COMPUTE, "DIVS", AIV, [mid], region, op,
                             {"scalar": 1.0, "reverse": True, "dtype": out.dtype},
                             latency=latency)
                 continue
-            self.new_op("compute", op.opcode, AIV, inputs, region, op, latency=latency)
+            self.new_op(COMPUTE, op.opcode, AIV, inputs, region, op, latency=latency)
         return True
 
     def grid_elementwise(self, op: Operation) -> bool:
@@ -296,10 +290,9 @@ class Expander:
                   self.read(v, tuple(_ZERO if d is None else o[d] for d in dims),
                             tuple(1 if d is None else size[d] for d in dims))
                   for v, dims in follow]
-        region = window(out, o, size)
-        tile_op = self.new_op("compute", op.opcode, AIV, inputs, region, op,
-                              latency=self.vector_latency(op.opcode, region))
-        tile_op.grid = grid
+        region = self.window(out, o, size)
+        self.new_op(COMPUTE, op.opcode, AIV, inputs, region, op,
+                    latency=self.vector_latency(op.opcode, region), grid=grid)
         return True
 
     def grid(self, shape: tuple[Expr, ...], size: tuple[int, ...]) -> TileGrid:
@@ -320,19 +313,20 @@ class Expander:
         """One tile op per input tile; its output is the same window with the dims permuted
         (output dim i is input dim perm[i])."""
         src, out = op.inputs[0], op.outputs[0]
-        shape, tile = _static(src.shape), op.tile.vec
+        shape, tile = static_dims(src.shape), op.tile.vec
         if shape is None and tile is not None and len(tile) == src.rank:
             return self.grid_transpose(op)
-        if shape is None or tile is None or len(tile) != len(shape) or _static(out.shape) is None:
+        if (shape is None or tile is None or len(tile) != len(shape)
+                or static_dims(out.shape) is None):
             return False
         perm = op.attrs["perm"]
         latency = None
-        for offs, size in _grid(shape, tile):
-            o = tuple(_const(x) for x in offs)
-            region = window(out, tuple(o[p] for p in perm), tuple(size[p] for p in perm))
+        for offs, size in tiles(shape, tile):
+            o = tuple(self.consts[x] for x in offs)
+            region = self.window(out, tuple(o[p] for p in perm), tuple(size[p] for p in perm))
             if latency is None:
                 latency = self.vector_latency(op.opcode, region)
-            self.new_op("compute", op.opcode, AIV, [self.read(src, o, size)], region, op,
+            self.new_op(COMPUTE, op.opcode, AIV, [self.read(src, o, size)], region, op,
                         latency=latency)
         return True
 
@@ -344,29 +338,18 @@ class Expander:
         size = tuple(min(t, d.value) if type(d) is Const else t for t, d in zip(tile, src.shape))
         grid = self.grid(src.shape, size)
         o = tuple(binary("mul", s, t) for s, t in zip(grid.syms, size))
-        region = window(out, tuple(o[p] for p in perm), tuple(size[p] for p in perm))
-        tile_op = self.new_op("compute", op.opcode, AIV, [self.read(src, o, size)], region, op,
-                              latency=self.vector_latency(op.opcode, region))
-        tile_op.grid = grid
+        region = self.window(out, tuple(o[p] for p in perm), tuple(size[p] for p in perm))
+        self.new_op(COMPUTE, op.opcode, AIV, [self.read(src, o, size)], region, op,
+                    latency=self.vector_latency(op.opcode, region), grid=grid)
         return True
-
-    def _undo(self, op: Operation) -> bool:
-        """Drop tile ops already made for `op` (it falls back to a whole op)."""
-        made = [t for t in self.graph.ops if t.src is op]
-        for t in made:
-            self.graph.ops.remove(t)
-            if t.output is not None:
-                lst = self.graph.producers.get(t.output.value.id, [])
-                if t in lst:
-                    lst.remove(t)
-        return False
 
     def reduce(self, op: Operation) -> bool:
         src, out = op.inputs[0], op.outputs[0]
-        shape, tile = _static(src.shape), op.tile.vec
+        shape, tile = static_dims(src.shape), op.tile.vec
         if shape is None and tile is not None and len(tile) == src.rank:
             return self.grid_reduce(op)
-        if shape is None or tile is None or len(tile) != len(shape) or _static(out.shape) is None:
+        if (shape is None or tile is None or len(tile) != len(shape)
+                or static_dims(out.shape) is None):
             return False
         dims, keep = tuple(op.attrs["dims"]), op.attrs["keepdim"]
         split = [d for d in dims if tile[d] < shape[d]]
@@ -374,12 +357,12 @@ class Expander:
             split = []
         eff = tuple(shape[i] if i in dims and not split else tile[i] for i in range(len(shape)))
         if not split:
-            for offs, size in _grid(shape, eff):
+            for offs, size in tiles(shape, eff):
                 o = tuple(Const(x) for x in offs)
                 region_in = self.read(src, o, size)
                 oo, os_ = self._reduced(o, size, dims, keep)
-                region = window(out, oo, os_)
-                self.new_op("compute", op.opcode, AIV, [region_in], region, op,
+                region = self.window(out, oo, os_)
+                self.new_op(COMPUTE, op.opcode, AIV, [region_in], region, op,
                             latency=self.vector_latency(op.opcode, region_in))
             return True
         # Split reduce axis: partials into an FP32 tensor, then a combine per output tile.
@@ -389,30 +372,30 @@ class Expander:
                        if i in dims else src.valid_shape[i] for i in range(len(shape)))
         pdtype = DataType.DT_FP32 if is_float(src.dtype) and (
             is_low_precision(src.dtype) or src.dtype is DataType.DT_FP32) else src.dtype
-        partial = self._synthetic(chunks, pdtype, pvalid, f"{src.name or 't'}_partial")
+        partial = self.synthetic(chunks, pdtype, pvalid, f"{src.name or 't'}_partial")
         base = _SPLITTABLE_REDUCE[op.opcode]
-        for offs, size in _grid(shape, tile):
+        for offs, size in tiles(shape, tile):
             o = tuple(Const(x) for x in offs)
             region_in = self.read(src, o, size)
             po = tuple(Const(offs[i] // tile[i]) if i in dims else o[i] for i in range(len(o)))
             ps = tuple(1 if i in dims else size[i] for i in range(len(size)))
-            region = window(partial, po, ps)
-            self.new_op("partial", base, AIV, [region_in], region, op,
+            region = self.window(partial, po, ps)
+            self.new_op(PARTIAL, base, AIV, [region_in], region, op,
                         {"dims": dims, "keepdim": True},
                         latency=self.vector_latency(base, region_in))
         comb_tile = tuple(chunks[i] if i in dims else tile[i] for i in range(len(shape)))
         count: Expr = Const(1)
         for d in dims:
             count = binary("mul", count, src.valid_shape[d])
-        for offs, size in _grid(chunks, comb_tile):
+        for offs, size in tiles(chunks, comb_tile):
             o = tuple(Const(x) for x in offs)
-            region_in = window(partial, o, size)
+            region_in = self.window(partial, o, size)
             oo, os_ = self._reduced(o, size, dims, keep)
-            region = window(out, oo, os_)
+            region = self.window(out, oo, os_)
             attrs = {"dims": dims, "keepdim": keep}
             if op.opcode == "REDUCE_MEAN":
                 attrs["mean_count"] = count
-            self.new_op("combine", base, AIV, [region_in], region, op, attrs,
+            self.new_op(COMBINE, base, AIV, [region_in], region, op, attrs,
                         latency=self.vector_latency(base, region_in))
         return True
 
@@ -436,9 +419,8 @@ class Expander:
                   for i in range(src.rank))
         region_in = self.read(src, o, size)
         oo, os_ = self._reduced(o, size, dims, keep)
-        tile_op = self.new_op("compute", op.opcode, AIV, [region_in], window(out, oo, os_), op,
-                              latency=self.vector_latency(op.opcode, region_in))
-        tile_op.grid = grid
+        self.new_op(COMPUTE, op.opcode, AIV, [region_in], self.window(out, oo, os_), op,
+                    latency=self.vector_latency(op.opcode, region_in), grid=grid)
         return True
 
     @staticmethod
@@ -452,160 +434,24 @@ class Expander:
             return (Const(0),), (1,)
         return tuple(o[i] for i in kept), tuple(size[i] for i in kept)
 
-    def _synthetic(self, shape: tuple[int, ...], dtype: DataType, valid: tuple[Expr, ...],
+    def synthetic(self, shape: tuple[int, ...], dtype: DataType, valid: tuple[Expr, ...],
                    name: str) -> TensorValue:
         dims = tuple(Const(s) for s in shape)
         storage = Storage(next(self.ids), StorageKind.TEMP, name, dtype, dims)
         return TensorValue(next(self.ids), dims, dtype, valid, storage, name)
 
-    def matmul(self, op: Operation) -> bool:
-        """One cube tile op per (mL1, nL1) output block (per batch index) over the whole K,
-        with its inner steps in `attrs["cube_plan"]` (passes/cube.py). With enable_split_k,
-        one cube tile op per kL1 chunk of K instead, each writing an FP32/INT32 partial block,
-        then a chain of vector adds per output tile: acc = p0 + p1, acc = acc + p2, ..."""
-        a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
-        sa, sb, so = _static(a.shape), _static(b.shape), _static(out.shape)
-        cube = op.tile.cube
-        if cube is not None and so is None:
-            return self.grid_matmul(op)
-        if cube is None or sa is None or sb is None or so is None:
-            return False
-        if any(_static(v.shape) is None for v in op.inputs[2:]):
-            return False
-        K = sa[-2] if op.attrs["a_trans"] else sa[-1]
-        batch = so[:-2]
-        # Split-K chunks: both operands' L1 chunks hold a whole chunk (kL0 divides it).
-        chunk = min(cube.k[1], cube.k[2]) if cube.enable_split_k and len(op.inputs) == 2 else K
-        spans = [(k0, min(chunk, K - k0)) for k0 in range(0, K, chunk)] or [(0, K)]
-        partial = None
-        if len(spans) > 1:
-            valid = (Const(len(spans)),) + tuple(out.valid_shape)
-            partial = self._synthetic((len(spans),) + so, out.dtype, valid,
-                                      f"{out.name or 't'}_splitk_partial")
-        for bidx in itertools.product(*(range(n) for n in batch)):
-            for m0 in range(0, so[-2], cube.m[1]):
-                for n0 in range(0, so[-1], cube.n[1]):
-                    m, n = min(cube.m[1], so[-2] - m0), min(cube.n[1], so[-1] - n0)
-                    o = tuple(Const(x) for x in bidx) + (Const(m0), Const(n0))
-                    size = tuple(1 for _ in bidx) + (m, n)
-                    for c, span in enumerate(spans):
-                        region = (window(out, o, size) if partial is None else
-                                  window(partial, (Const(c),) + o, (1,) + size))
-                        self._cube_op(op, bidx, batch, (m0, m), (n0, n), span, region)
-        if partial is not None:
-            self._split_k_reduce(op, partial, len(spans))
-        return True
-
-    def grid_matmul(self, op: Operation) -> bool:
-        """A matmul whose M is DYNAMIC (the rest static, whole K, no bias or split-K): per
-        (batch index, nL1 block) one cube tile op over a run-time grid of mL1 row blocks."""
-        a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
-        cube = op.tile.cube
-        if len(op.inputs) != 2 or cube.enable_split_k or out.rank < 2:
-            return False
-        if _static(b.shape) is None or any(type(d) is not Const
-                                           for i, d in enumerate(out.shape) if i != out.rank - 2):
-            return False
-        m_dim = a.rank - 1 if op.attrs["a_trans"] else a.rank - 2
-        if any(type(d) is not Const for i, d in enumerate(a.shape) if i != m_dim):
-            return False
-        so = tuple(d.value if type(d) is Const else None for d in out.shape)
-        K = a.shape[a.rank - 2 if op.attrs["a_trans"] else a.rank - 1].value
-        batch = so[:-2]
-        grid = self.grid((out.shape[-2],), (cube.m[1],))
-        m0 = binary("mul", grid.syms[0], cube.m[1])
-        for bidx in itertools.product(*(range(n) for n in batch)):
-            for n0 in range(0, so[-1], cube.n[1]):
-                n = min(cube.n[1], so[-1] - n0)
-                o = tuple(Const(x) for x in bidx) + (m0, Const(n0))
-                size = tuple(1 for _ in bidx) + (cube.m[1], n)
-                tile_op = self._cube_op(op, bidx, batch, (m0, cube.m[1]), (n0, n), (0, K),
-                                        window(out, o, size))
-                tile_op.grid = grid
-        return True
-
-    def _cube_op(self, op: Operation, bidx: tuple[int, ...], batch: tuple[int, ...],
-                 ms: tuple[int, int], ns: tuple[int, int], ks: tuple[int, int],
-                 region: Region) -> TileOp:
-        """The cube tile op of output block (ms, ns) over the K range `ks` writing `region`."""
-        a, b = op.inputs[0], op.inputs[1]
-        cube = op.tile.cube
-        inputs = [self._operand(a, bidx, batch, ms, ks, op.attrs["a_trans"], True),
-                  self._operand(b, bidx, batch, ns, ks, op.attrs["b_trans"], False)]
-        if region.value is not op.outputs[0]:
-            # A split-K partial block has a leading chunk dim: the operands gain a size-1 dim
-            # in front, so the product has the partial region's rank.
-            inputs = [Region(r.value, r.offsets, r.shape, r.valid,
-                             (-1,) + (r.dims if r.dims is not None
-                                      else tuple(range(len(r.shape))))) for r in inputs]
-        for extra in op.inputs[2:]:  # bias: the block's columns
-            es = _static(extra.shape)
-            eo = tuple(Const(0) for _ in es[:-1]) + (Const(ns[0]),)
-            inputs.append(self.read(extra, eo, es[:-1] + (ns[1],)))
-        (m, k, n) = ms[1], ks[1], ns[1]
-        plan = CubePlan(m, n, k, min(cube.m[0], m), min(cube.n[0], n), cube.k[0], cube.k[1],
-                        cube.k[2], bytes_of(a.dtype), bytes_of(b.dtype),
-                        bytes_of(region.value.dtype))
-        k0 = self.spec.cube["k0"].get(a.dtype.name[3:].lower(), 16)
-        lat = self.spec.cube["issue_overhead"] + -(-m // 16) * -(-k // k0) * -(-n // 16)
-        return self.new_op("compute", "MATMUL", AIC, inputs, region, op,
-                           {"k_chunks": plan.k_chunks, "cube_plan": plan}, latency=lat)
-
-    def _split_k_reduce(self, op: Operation, partial: TensorValue, chunks: int) -> None:
-        """Sum the split-K partials into the output on the vector unit, one add chain per
-        output tile: acc = p0 + p1, acc = acc + p2, ... (the last add writes the output).
-        Tiled with the matmul's vec TileShape when its rank fits, else [128, 128]."""
-        out = op.outputs[0]
-        so = _static(out.shape)
-        tile = op.tile.vec
-        if tile is None or len(tile) not in (2, len(so)):
-            tile = (128, 128)
-        tile = (1,) * (len(so) - len(tile)) + tuple(tile)
-        dims = tuple(range(1, len(so) + 1))  # the adds see a partial block without its chunk dim
-        acc = None
-        for j in range(1, chunks):
-            target = out if j == chunks - 1 else self._synthetic(
-                so, out.dtype, tuple(out.valid_shape), f"{out.name or 't'}_splitk_acc{j}")
-            for offs, size in _grid(so, tile):
-                o = tuple(Const(x) for x in offs)
-
-                def part(c: int) -> Region:
-                    w = window(partial, (Const(c),) + o, (1,) + size)
-                    return Region(partial, w.offsets, w.shape, w.valid, dims)
-
-                lhs = part(0) if acc is None else window(acc, o, size)
-                region = window(target, o, size)
-                self.new_op("compute", "ADD", AIV, [lhs, part(j)], region, op,
-                            latency=self.vector_latency("ADD", region))
-            acc = target
-
-    def _operand(self, v: TensorValue, bidx: tuple[int, ...], batch: tuple[int, ...],
-                 span: tuple[int, int], ks: tuple[int, int], trans: bool, is_a: bool) -> Region:
-        """The rows (A) / columns (B) of one output block, over the K range `ks`."""
-        k = len(batch) - (v.rank - 2)
-        bo = tuple(Const(0 if v.shape[i] == Const(1) else bidx[k + i]) for i in range(v.rank - 2))
-        bs = tuple(1 for _ in bo)
-        start, size = span
-        start = Const(start) if type(start) is int else start   # (a run-time row block)
-        k0, kn = ks
-        # A is [M, K] ([K, M] when transposed); B is [K, N] ([N, K] when transposed).
-        outer_first = is_a != trans
-        if outer_first:
-            return self.read(v, bo + (start, Const(k0)), bs + (size, kn))
-        return self.read(v, bo + (Const(k0), start), bs + (kn, size))
-
     def assemble(self, op: Operation) -> bool:
         src, dst = op.inputs[0], op.outputs[0]
-        shape = _static(src.shape)
+        shape = static_dims(src.shape)
         offsets = tuple(op.attrs["offsets"])
-        prods = self.graph.producers.get(src.id)
+        prods = self.producers.get(src.id)
         if shape is None:
             return self.grid_assemble(op, src, dst, offsets, prods)
-        if prods and all(p.kind in ("compute", "combine") for p in prods):
+        if prods and all(p.kind is COMPUTE or p.kind is COMBINE for p in prods):
             regions = [(p.output.offsets, p.output.shape) for p in prods]
         elif op.tile.vec is not None and len(op.tile.vec) == len(shape):
             regions = [(tuple(Const(x) for x in offs), size)
-                       for offs, size in _grid(shape, op.tile.vec)]
+                       for offs, size in tiles(shape, op.tile.vec)]
         else:
             regions = [(tuple(Const(0) for _ in shape), shape)]
         core = prods[0].core if prods else AIV
@@ -613,8 +459,8 @@ class Expander:
             region_in = self.read(src, o, size)
             # the written extent is the source's valid extent, in the source's coordinates
             target = Region(dst, tuple(binary("add", a, b) for a, b in zip(offsets, o)), size,
-                            clamped_valid(src, o, size))
-            self.new_op("copy_out", "ASSEMBLE", core, [region_in], target, op,
+                            clamped_valid(src, o, size, self.consts))
+            self.new_op(COPY_OUT, "ASSEMBLE", core, [region_in], target, op,
                         {"tile_offsets": o})
         return True
 
@@ -622,15 +468,14 @@ class Expander:
     def grid_assemble(self, op: Operation, src: TensorValue, dst: TensorValue,
                       offsets: tuple[Expr, ...], prods: list[TileOp] | None) -> bool:
         """Assembling a value made on a run-time grid: one copy-out per tile, on that grid."""
-        if not prods or len(prods) != 1 or prods[0].grid is None or prods[0].kind != "compute":
+        if not prods or len(prods) != 1 or prods[0].grid is None or prods[0].kind is not COMPUTE:
             return False
         made = prods[0].output
         target = Region(dst, tuple(binary("add", a, b) for a, b in zip(offsets, made.offsets)),
                         made.shape, made.valid)
-        tile_op = self.new_op("copy_out", "ASSEMBLE", prods[0].core,
-                              [self.read(src, made.offsets, made.shape)], target, op,
-                              {"tile_offsets": made.offsets})
-        tile_op.grid = prods[0].grid
+        self.new_op(COPY_OUT, "ASSEMBLE", prods[0].core,
+                    [self.read(src, made.offsets, made.shape)], target, op,
+                    {"tile_offsets": made.offsets}, grid=prods[0].grid)
         return True
 
 

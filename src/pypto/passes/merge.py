@@ -17,7 +17,7 @@ Three passes, in PyPTO's order (compiler_runtime.md §4.3-§4.6):
 3. cube NBuffer (`cube_nbuffer_setting`): the same cube subgraphs after step 2, regrouped.
 
 Groups. Each pass groups its participants by the leaf isomorphism signature
-(`functions.signature`); a group's id ("hashorder") is the rank of its first member in subgraph
+(`functions.Signatures`); a group's id ("hashorder") is the rank of its first member in subgraph
 order, numbered separately by each pass among that pass's participants only. Every participant's
 call op shows it: `call.merge_info[pass] = GroupInfo(group, key, size, merged)` with the int key,
 the HEAD-style key "func{magic}_{group}" (magic = the block's index in `Program.blocks()`), the
@@ -73,8 +73,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from pypto.machine.spec import MachineSpec
-from pypto.passes.functions import signature
-from pypto.passes.tile_graph import AIC, AIV, FUSE, GM, Region, TileGraph, TileOp
+from pypto.passes.functions import Signatures
+from pypto.passes.kinds import AIC, AIV, COPY_OUT, FUSE, GM, WHOLE
+from pypto.passes.tile_graph import Region, TileGraph, TileOp
 
 VEC, L1, CUBE = "vec_nbuffer", "cube_l1_reuse", "cube_nbuffer"
 @dataclass(frozen=True)
@@ -95,15 +96,14 @@ class GroupInfo(NamedTuple):
     merged: int  # this pass's subgraphs held by the call (1 = not merged)
 
 
-@dataclass
-class Annotation:
+class Annotation(NamedTuple):
     """What the merges record on one (merged) subgraph; `build_root` copies it to the call."""
 
-    info: dict[str, GroupInfo] = field(default_factory=dict)
-    shared_loads: list[Region] = field(default_factory=list)
-    # the subgraph's `functions.signature` when a merge pass computed it (None otherwise), so
-    # that `build_root` does not hash every subgraph again
-    signature: str | None = None
+    info: dict[str, GroupInfo]
+    shared_loads: list[Region]
+    # the subgraph's `Signatures` key when a merge pass computed it (None otherwise), so that
+    # `build_root` does not hash every subgraph again
+    signature: str | None
 
 
 def block_settings(block: Any, spec: MachineSpec, current: dict[str, Any],
@@ -160,7 +160,7 @@ def auto_vec_factor(size: int, parallel: int) -> int:
 
 
 def _is_matmul(op: TileOp) -> bool:
-    return op.opcode == "MATMUL" and op.kind != "whole"
+    return op.opcode == "MATMUL" and op.kind is not WHOLE
 
 
 def _load_key(r: Region) -> tuple:
@@ -170,7 +170,7 @@ def _load_key(r: Region) -> tuple:
 def loads(ops: list[TileOp], side: str | None = None) -> list[tuple[tuple, Region]]:
     """(key, region) of the GM loads of a subgraph's matmul tile ops, deduplicated, in order:
     the A (side "left") and B ("right") input regions not produced inside the subgraph."""
-    made = {op.output.value.id for op in ops if op.output is not None and op.kind != "copy_out"}
+    made = {op.output.value.id for op in ops if op.output is not None and op.kind is not COPY_OUT}
     which = {"left": (0,), "right": (1,)}.get(side or "auto", (0, 1))
     out: dict[tuple, Region] = {}
     for op in ops:
@@ -189,7 +189,7 @@ def copyin_bytes(ops: list[TileOp]) -> int:
 
 def shared_loads(ops: list[TileOp]) -> list[Region]:
     """Loads read by more than one matmul tile op of the subgraph (one region each)."""
-    made = {op.output.value.id for op in ops if op.output is not None and op.kind != "copy_out"}
+    made = {op.output.value.id for op in ops if op.output is not None and op.kind is not COPY_OUT}
     seen: dict[tuple, list] = {}
     for op in ops:
         if _is_matmul(op):
@@ -203,8 +203,9 @@ class _State:
     """The subgraph DAG under merging: union by absorbing a later subgraph into an earlier one
     (the survivor keeps the smaller original index)."""
 
-    def __init__(self, graph: TileGraph, subgraphs: list[list[TileOp]]):
+    def __init__(self, graph: TileGraph, subgraphs: list[list[TileOp]], signatures: Signatures):
         self.graph = graph
+        self.signatures = signatures
         self.pos = {op.id: i for i, op in enumerate(graph.ops)}
         self.op_preds = graph.preds()
         self.ops = [list(sg) for sg in subgraphs]
@@ -212,7 +213,7 @@ class _State:
         # per subgraph: whether it holds a "whole" op, and its signature once computed (both
         # asked by every pass for every subgraph; union updates them)
         # (ops on a run-time grid are never breadth-merged either: one task per tile already)
-        self.has_whole = [any(op.kind == "whole" or op.grid is not None for op in sg)
+        self.has_whole = [any(op.kind is WHOLE or op.grid is not None for op in sg)
                           for sg in subgraphs]
         self.sigs: list[str | None] = [None] * len(subgraphs)
         self.info: list[dict[str, GroupInfo]] = [{} for _ in subgraphs]
@@ -228,7 +229,7 @@ class _State:
         self.data_preds: dict[int, list[int]] = {op.id: [] for op in graph.ops}
         self.data_succs: dict[int, list[int]] = {op.id: [] for op in graph.ops}
         for (p, c), kind in graph.edges.items():
-            if kind in (FUSE, GM):
+            if kind is FUSE or kind is GM:
                 self.data_succs[p].append(c)
                 self.data_preds[c].append(p)
         self._into: dict[int, int] = {}   # absorbed subgraph -> the one that absorbed it
@@ -241,10 +242,10 @@ class _State:
         return None if self.has_whole[i] else self.ops[i][0].core
 
     def is_vec(self, i: int) -> bool:
-        return self.core(i) == AIV
+        return self.core(i) is AIV
 
     def is_cube(self, i: int) -> bool:
-        return self.core(i) == AIC and any(_is_matmul(op) for op in self.ops[i])
+        return self.core(i) is AIC and any(_is_matmul(op) for op in self.ops[i])
 
     def labels(self, members: Iterable[int]) -> list[str]:
         out: dict[str, None] = {}
@@ -255,7 +256,7 @@ class _State:
 
     def signature(self, i: int) -> str:
         if self.sigs[i] is None:
-            self.sigs[i] = signature(self.ops[i], self.op_preds)
+            self.sigs[i] = self.signatures.of(self.ops[i], self.op_preds)
         return self.sigs[i]
 
     def groups(self, members: list[int]) -> list[list[int]]:
@@ -455,10 +456,13 @@ def _cube_nbuffer(st: _State, s: MergeSettings) -> None:
         st.runs(members, iter([base + 1] * extra + [base] * (count - extra)))
 
 
-def breadth_merge(graph: TileGraph, subgraphs: list[list[TileOp]],
-                  settings: MergeSettings) -> tuple[list[list[TileOp]], list[Annotation]]:
-    """The three breadth merges on one block's subgraphs (see the module docstring)."""
-    st = _State(graph, subgraphs)
+def breadth_merge(graph: TileGraph, subgraphs: list[list[TileOp]], settings: MergeSettings,
+                  signatures: Signatures | None = None
+                  ) -> tuple[list[list[TileOp]], list[Annotation]]:
+    """The three breadth merges on one block's subgraphs (see the module docstring);
+    `signatures`: the compilation's isomorphism keys (shared with `build_root`)."""
+    signatures = signatures or Signatures()
+    st = _State(graph, subgraphs, signatures)
     _vec_nbuffer(st, settings)
     _l1_reuse(st, settings)
     _cube_nbuffer(st, settings)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
-from pypto.passes.tile_graph import FUSE, GM, TileGraph, TileOp
+from pypto.passes.kinds import FUSE, ORDER, WHOLE, EdgeKind
+from pypto.passes.tile_graph import TileGraph, TileOp
 
 
 class _Sets:
@@ -158,25 +159,25 @@ def partition(graph: TileGraph, upper_bound: int) -> list[list[TileOp]]:
     sets = _Sets(graph)
     by_id = {op.id: op for op in graph.ops}
 
-    def mergeable(p: TileOp, c: TileOp, kind: str = FUSE) -> bool:
+    def mergeable(p: TileOp, c: TileOp, kind: EdgeKind = FUSE) -> bool:
         # tile ops on a run-time grid share a subgraph only with ops of the same grid, tile
         # to tile (each task runs one tile of them all)
-        return (p.core == c.core and p.kind != "whole" and c.kind != "whole"
-                and p.grid == c.grid and (p.grid is None or kind == FUSE))
+        return (p.core == c.core and p.kind is not WHOLE and c.kind is not WHOLE
+                and p.grid == c.grid and (p.grid is None or kind is FUSE))
 
     # 1. forced scopes (a scan of every edge, so only when some op has a scope)
     scoped = any(op.scope != -1 for op in graph.ops)
     for (p_id, c_id), kind in graph.edges.items() if scoped else ():
         p, c = by_id[p_id], by_id[c_id]
-        if kind in (FUSE, GM) and p.scope != -1 and p.scope == c.scope and mergeable(p, c,
-                                                                                      kind):
+        data_flow = kind is not ORDER
+        if data_flow and p.scope != -1 and p.scope == c.scope and mergeable(p, c, kind):
             a, b = sets.find(p_id), sets.find(c_id)
             if a != b:
                 sets.merge_if_acyclic(a, b)
     # 2. automatic depth merging, consumers in program order
     incoming: dict[int, list[int]] = defaultdict(list)
     for (p_id, c_id), kind in graph.edges.items():
-        if kind == FUSE:
+        if kind is FUSE:
             incoming[c_id].append(p_id)
     for c in graph.ops:
         for p_id in sorted(incoming[c.id], key=sets.pos.__getitem__):

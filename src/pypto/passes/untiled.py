@@ -11,13 +11,14 @@ from __future__ import annotations
 import warnings
 
 from pypto.errors import PyptoWarning
+from pypto.passes.kinds import WHOLE
 from pypto.passes.tile_graph import TileGraph, TileOp
 
 LABEL_PREFIX = "whole "
 
 
 def untiled(op: TileOp) -> bool:
-    return op.kind == "whole" and not (op.src.opcode == "RESHAPE"
+    return op.kind is WHOLE and not (op.src.opcode == "RESHAPE"
                                        and op.src.attrs.get("inplace"))
 
 
