@@ -2,7 +2,8 @@
 
 Takes a parsed swimlane (ours or PyPTO's) → an `Analysis`: the kernel time (the AIC/AIV span,
 which PyPTO prints as "AICore End-to-End Time") and utilisation PyPTO prints, the end-to-end
-time (launch to the last event, AICPU included: the one meaning of "end-to-end" in OpenPTO), per-core busy / idle with the bubbles before tasks split into waiting-for-schedule and
+time (launch to the last event, AICPU included: the one meaning of "end-to-end" in OpenPTO),
+per-core busy / idle with the bubbles before tasks split into waiting-for-schedule and
 waiting-for-predecessor (`profiling.reports`, which reproduces PyPTO's bubble_analysis.log),
 the critical path, per-leaf statistics, and the advisor's findings (`toolkit.advisor`).
 Keeps: every number is computed from the trace alone, in time linear in the tasks up to a

@@ -50,7 +50,7 @@ def launch_headless(playwright: Any, environ: Mapping[str, str] = os.environ
             try:
                 return playwright.chromium.launch(executable_path=executable, headless=True,
                                                   args=LAUNCH_ARGS), reasons
-            except Exception as exc:  # playwright raises its own Error for a browser that won't start
+            except Exception as exc:  # playwright's own Error: a browser that won't start
                 problem = str(exc).strip().splitlines()[0]
         reasons.append(f"{source}: {problem}")
     return None, reasons

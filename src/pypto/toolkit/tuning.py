@@ -45,7 +45,8 @@ METRICS = {
 class Variant:
     """One version of the kernel: `run()` calls it on fresh inputs and returns
     `(runs, check)`: `runs` holds `(kernel.last_run, kernel.last_program,
-    kernel.last_compiled)` of each call (one per input size), `check()` asserts the outputs against the torch golden."""
+    kernel.last_compiled)` of each call (one per input size), `check()` asserts the outputs
+    against the torch golden."""
 
     name: str
     run: Callable[[], tuple[list[tuple[Any, Any, Any]], Callable[[], None]]]
