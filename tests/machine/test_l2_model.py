@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pypto.machine.simulate import _L2, _segments
+from pypto.machine.memory import L2, segments
 
 SHAPES = {1: (64, 1024), 2: (8, 16, 512), 3: (4096,), 4: (32, 32)}
 
@@ -26,7 +26,7 @@ class PlainL2:
             if storage in uncached:
                 continue
             cached = True
-            for start, length in _segments(offs, ext, shape):
+            for start, length in segments(offs, ext, shape):
                 first = int(start * itemsize) // self.line
                 last = int((start + length) * itemsize - 1) // self.line
                 lines = range(first, last + 1)
@@ -56,7 +56,7 @@ def _box(rng: random.Random, storage: int) -> tuple:
 def test_hits_match_the_plain_definition(seed):
     rng = random.Random(seed)
     capacity = rng.choice([4096, 32768, 1 << 20])
-    fast, plain = _L2(capacity, 128), PlainL2(capacity, 128)
+    fast, plain = L2(capacity, 128), PlainL2(capacity, 128)
     recent: list[tuple] = []
     for _ in range(600):
         boxes = []

@@ -6,8 +6,9 @@ the machine clock (`MachineSpec.clock_mhz`); writers convert to microseconds.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass(slots=True)
@@ -100,10 +101,7 @@ class SimResult:
     def summary(self, top: int = 5) -> str:
         """About ten lines: kernel and end-to-end time, tasks, utilisation, windows, L2 hits,
         the `top` leaf functions by busy time, where the files are."""
-        # NOTE: imported here: profiling reads machine results, so it is a later stage; the
-        # numbers are the ones the stderr line and the stats report print (`run_numbers`)
-        from pypto.profiling.reports import run_numbers
-
+        # the numbers the stderr line and the stats report print
         n = run_numbers(self)
         l2 = "n/a" if n.l2_hit_pct is None else \
             f"{n.l2_hit_pct:.1f}% of {n.gm_read_bytes / 1e6:,.1f} MB read from GM"
@@ -135,3 +133,64 @@ class SimResult:
         return self.summary()
 
     __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class RunNumbers:
+    """The headline numbers of one run (cycles unless named _us / _pct)."""
+
+    kernel_cycles: float
+    e2e_cycles: float
+    tasks: int
+    aic_tasks: int
+    aiv_tasks: int
+    aic_busy: float
+    aiv_busy: float
+    aic_util_pct: float
+    aiv_util_pct: float
+    util_pct: float             # AIC+AIV busy / ((aic + aiv) x kernel_cycles), PyPTO's formula
+    gm_read_bytes: float | None
+    gm_write_bytes: float | None
+    l2_hit_bytes: float | None
+    l2_hit_pct: float | None
+    windows: int
+    instances: int
+
+
+def _stat(stats: dict[str, Any], key: str, default: Callable[[], Any]) -> Any:
+    """`stats[key]`, else `default()` (a pass over the tasks: only made when needed)."""
+    value = stats.get(key)
+    return default() if value is None else value
+
+
+def percent(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def run_numbers(result: SimResult) -> RunNumbers:
+    runs, st = result.tasks, result.stats
+    kernel = float(_stat(st, "kernel_cycles", lambda: (
+        max(r.end for r in runs) - min(r.start for r in runs)) if runs else 0.0))
+    e2e = float(_stat(st, "e2e_cycles", lambda: _e2e(result)))
+    busy = {"AIC": 0.0, "AIV": 0.0}
+    count = Counter(r.task.core for r in runs)
+    for r in runs:
+        busy[r.task.core] = busy.get(r.task.core, 0.0) + (r.end - r.start)
+    gm_read = _stat(st, "gm_read_bytes", lambda: sum(r.task.mte2_bytes for r in runs))
+    l2_hit = _stat(st, "l2_hit_bytes", lambda: sum(r.l2_hit_bytes for r in runs))
+    return RunNumbers(
+        kernel, e2e, len(runs), count["AIC"], count["AIV"], busy["AIC"], busy["AIV"],
+        percent(busy["AIC"], result.aic * kernel), percent(busy["AIV"], result.aiv * kernel),
+        percent(busy["AIC"] + busy["AIV"], (result.aic + result.aiv) * kernel),
+        gm_read, _stat(st, "gm_write_bytes", lambda: sum(r.task.mte3_bytes for r in runs)),
+        l2_hit, percent(l2_hit, gm_read) if gm_read else None,
+        int(_stat(st, "windows", lambda: len({r.task.window for r in runs}))),
+        int(_stat(st, "instances", lambda: len({(r.task.window, r.task.instance)
+                                                for r in runs}))))
+
+
+def _e2e(result: SimResult) -> float:
+    """Launch (cycle 0, or an earlier event) to the last end of any task or AICPU event."""
+    ends = [r.end for r in result.tasks] + [a.end for a in result.aicpu]
+    starts = [r.start for r in result.tasks] + [a.start for a in result.aicpu]
+    return max(ends) - min(0.0, min(starts)) if ends else 0.0

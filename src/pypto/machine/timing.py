@@ -1,0 +1,71 @@
+"""How long a task occupies its core: the one duration formula of the simulator.
+
+Takes a task's pipe work (bytes per DMA direction, cube/vector cycles) and the bandwidth its GM
+traffic gets (`memory.Memory.traffic`) → cycles. The pipes of a core overlap, so the busiest
+one sets the pace; the first load's and the last store's latencies do not overlap with it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pypto.machine.result import SimTask
+from pypto.machine.spec import MachineSpec
+
+
+class CoreTiming(NamedTuple):
+    """The per-core-type constants of `task_cycles` (cycles, bytes per cycle)."""
+
+    in_bw: float            # GM -> L1 (AIC) / UB (AIV)
+    out_bw: float           # L0C (AIC) / UB (AIV) -> GM
+    head: float             # fixed cost of every task, an empty one included
+    fill_latency: float     # of the first load
+    drain_latency: float    # of the last store
+    l0_bw: float            # L1 -> L0, or 0 on a vector core
+
+    @classmethod
+    def of(cls, spec: MachineSpec, core: str) -> CoreTiming:
+        dma, task = spec.dma, spec.task
+        # NOTE: as floats (same values): the formula then adds floats to floats, which CPython
+        # does without its mixed-type paths
+        if core == "AIC":
+            values = (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"], task["head_cycles_aic"],
+                      dma["gm_to_l1"]["latency"], dma["l0c_to_gm"]["latency"],
+                      dma["l1_to_l0b"]["bw"])
+        else:
+            values = (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"], task["head_cycles_aiv"],
+                      dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"], 0)
+        return cls(*map(float, values))
+
+
+def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_share: float,
+                l2_share: float, write_back: bool) -> float:
+    """head + first-load latency + busiest pipe + last-store latency. Reads that hit L2 move
+    at the L2 share (at most twice the core's DMA rate), the rest at the HBM share, each capped
+    by the core's own DMA rate; writes move at the L2 share when L2 takes them (`write_back`),
+    else at the HBM share. An empty task pays only the head."""
+    core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = core
+    if task.empty:
+        return head
+    in_bw = core_bw if core_bw <= hbm_share else hbm_share
+    l2_in_bw = core_bw * 2
+    if l2_share < l2_in_bw:
+        l2_in_bw = l2_share
+    busiest = hbm / in_bw + hit / l2_in_bw
+    if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
+        compute = task.mte1_bytes / l0_bw
+        if task.cube_cycles >= compute:
+            compute = task.cube_cycles
+    else:
+        compute = task.vector_cycles
+    if compute > busiest:
+        busiest = compute
+    mte3 = task.mte3_bytes
+    if mte3:
+        out_bw = l2_share if write_back else hbm_share
+        if out_core_bw <= out_bw:
+            out_bw = out_core_bw
+        t_out = mte3 / out_bw
+        if t_out > busiest:
+            busiest = t_out
+    return (head + (fill_latency if task.mte2_bytes else 0.0) + busiest
+            + (drain_latency if mte3 else 0.0))
