@@ -319,7 +319,7 @@ def cause(kernel, folder: Path, row: dict) -> str:
 
 def task_time_split(result, core: str) -> dict[str, float]:
     """The busy cycles of `core` ("AIC"/"AIV") tasks split by the cost model's duration
-    (`machine.cost.TaskTimer`: head + load latency + the busiest pipe + store latency):
+    (`machine/timing.py task_cycles`: head + load latency + the busiest pipe + store latency):
     task heads, DMA latencies, cube or vector cycles (the roofline's work), L1->L0 moves
     beyond the cube (AIC), and GM transfers beyond the compute (the busiest pipe was a load
     or store, at the core's or its contended HBM/L2 share). Sums to the measured busy time."""
