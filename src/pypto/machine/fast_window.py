@@ -10,32 +10,37 @@ event codes in the order they were raised, so events run in (time, raised) order
 event core's (time, seq) heap; NOTE: comparing floats is a third of the cost of comparing
 tuples, and events at one time cost one heap entry. Cores with `used` busy slots wait in
 heaps[type * slots + used] ordered like `Cores.choose`'s rule (free_at, g); entries go stale
-when a core changes and are checked when popped.
+when a core changes and are checked when popped. A tested specialised copy of the model:
+`dispatch` inlines `memory.Memory.traffic` and `timing.task_cycles` (THE definitions; change
+them there first) and extends the AICPU records in place as `SchedulerThreads.work` does; NOTE:
+each Python call per task costs the scaling benchmark a few % of its instructions.
 """
 from __future__ import annotations
 
 from collections import deque
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from pypto.machine.result import SimTask
+from pypto.machine.result import AicpuRun, SimTask
 from pypto.machine.scheduling import Cores, WindowGraph, WindowRun
-from pypto.machine.timing import task_cycles
 
 if TYPE_CHECKING:
     from pypto.machine.simulate import Simulator
 
 
+_NONE = float("nan")   # the end of a thread's last record when it is not of that kind
+
+
 class _FastWindow:
     __slots__ = ("sim", "tasks", "graph", "cores", "threads", "times", "at", "free_slots",
-                 "heaps", "ready", "producer", "running", "out", "lifo", "fair", "hot")
+                 "heaps", "ready", "producer", "running", "out", "lifo", "fair", "ends", "hot")
 
     def __init__(self, sim: Simulator, tasks: list[SimTask], graph: WindowGraph, start: float):
         n_aic, n_aiv, slots = sim.spec.aic, sim.spec.aiv, sim.slots
         self.sim, self.tasks, self.graph = sim, tasks, graph
         self.cores = Cores(n_aic, n_aiv, slots, start)
-        self.threads = sim.threads
-        self.threads.start_window(start)
+        self.threads = threads = sim.threads
+        threads.start_window(start)
         self.times = [start]
         self.at = {start: [~i for i in graph.roots]}
         self.free_slots = [n_aic * slots, n_aiv * slots]
@@ -48,11 +53,15 @@ class _FastWindow:
         self.running: list[float] = []   # end times of running tasks (heap)
         self.out = WindowRun(len(tasks))
         self.lifo, self.fair = bool(sim.mode & 1), bool(sim.mode & 2)
-        out, cores = self.out, self.cores
-        self.hot = (self.ready, self.free_slots, self.running, self.heaps, self.lifo, self.fair,
-                    self.producer, tasks, cores, cores.used, cores.free_at, slots,
-                    self.threads.owner, self.threads.free, self.threads.dispatched,
-                    self.threads.log.append, sim.memory.traffic, sim.timing,
+        # per thread the end of its last record if that resolves / dispatches (else NaN): the
+        # work that starts there extends the record (`SchedulerThreads.work`'s rule)
+        self.ends = tuple([r.end if r.name == kind else _NONE for r in threads.last]
+                          for kind in ("resolve", "dispatch"))
+        out, cores, memory = self.out, self.cores, sim.memory
+        self.hot = (self.free_slots, self.running, self.heaps, self.lifo, self.fair,
+                    tasks, cores.used, cores.free_at, slots,
+                    threads.owner, threads.free, threads.dispatched, threads.last,
+                    threads.made.append, self.ends, memory, memory.l2.access, sim.timing,
                     float(sim.spec.aicpu["dispatch_cycles_per_task"]), out.core, out.start,
                     out.end, out.hit, out.hbm, self.at, self.times)
 
@@ -62,9 +71,10 @@ class _FastWindow:
             self.graph.successors
         used_of, free_at, heaps, slots = self.cores.used, self.cores.free_at, self.heaps, \
             self.cores.slots
-        out, producer, lifo, dispatch = self.out, self.producer, self.lifo, self._dispatch
+        out, producer, lifo, dispatch = self.out, self.producer, self.lifo, self._dispatcher()
         ready_at, core_of, resolved = out.ready, out.core, out.resolved
-        owner, thread_free, log = self.threads.owner, self.threads.free, self.threads.log.append
+        owner, thread_free = self.threads.owner, self.threads.free
+        last, made, (resolve_end, dispatch_end) = self.threads.last, self.threads.made, self.ends
         resolve_cost = self.sim.spec.aicpu["resolve_cycles_per_edge"]
         while times:
             now = heappop(times)
@@ -96,7 +106,16 @@ class _FastWindow:
                         if now > t0:
                             t0 = now
                         thread_free[th] = t1 = t0 + resolve_cost * len(succ)
-                        log((th, "resolve", t0, t1, len(succ)))
+                        if resolve_end[th] == t0:
+                            record = last[th]
+                            record.end = t1
+                            record.args["count"] += len(succ)
+                        else:
+                            last[th] = record = AicpuRun(th, "resolve", t0, t1,
+                                                         {"count": len(succ)})
+                            made.append(record)
+                            dispatch_end[th] = _NONE
+                        resolve_end[th] = t1
                         resolved.append(code)
                         for s in succ:
                             left = remaining[s] = remaining[s] - 1
@@ -113,71 +132,108 @@ class _FastWindow:
                 # has an empty queue or no free slot, and an event changes one type's queue or
                 # slots.
                 if ready[ty] and free_slots[ty]:
-                    dispatch(ty, now, freed)
+                    dispatch(ty, ready[ty], now, freed)
         return self.out
 
-    def _dispatch(self, ty: int, now: float, freed: int) -> None:
-        """Start ready tasks of type `ty` at `now` while a core of that type is free."""
-        (ready, free_slots, running, heaps, lifo, fair, producer, tasks, cores, used_of, free_at,
-         slots, owner, thread_free, dispatched, log, traffic, timing, cost, core_of, start_of,
-         end_of, hit_of, hbm_of, at, times) = self.hot   # NOTE: one unpack, not 26 reads
-        q = ready[ty]
-        core_timing = timing[ty]
-        while running and running[0] <= now:
-            heappop(running)
-        while True:
-            if freed >= 0:
-                g, freed = freed, -1
-            elif lifo and (preferred := producer[q[-1]]) is not None \
-                    and used_of[preferred] == 0:
-                g = preferred
-            elif fair:
-                g = cores.choose(ty, 2, None, owner, dispatched)
-                if g is None:
-                    break
-            else:  # the earliest free core with the fewest busy slots
-                g = -1
-                for used in range(slots):
-                    heap = heaps[ty * slots + used]
-                    while heap:
-                        f, c = heappop(heap)
-                        if used_of[c] == used and free_at[c] == f:
-                            g = c
-                            break
-                    if g >= 0:
-                        break
+    def _dispatcher(self) -> Callable[[int, deque, float, int], None]:
+        """`dispatch(ty, q, now, freed)`: start tasks of `q`, type `ty`'s ready queue, at `now`
+        while a core of that type is free. NOTE: a closure over the window's lists, not a
+        method that unpacks them at every call (one call per event)."""
+        (free_slots, running, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
+         thread_free, dispatched, last, made, (resolve_end, dispatch_end), memory, access,
+         timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times) = self.hot
+
+        def dispatch(ty: int, q: deque, now: float, freed: int) -> None:
+            core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = timing[ty]
+            while running and running[0] <= now:
+                heappop(running)
+            active = len(running) + 1
+            while True:
+                g = freed if freed >= 0 else self._choose(ty, q)
                 if g < 0:
                     break
-            i = q.pop() if lifo else q.popleft()
-            task = tasks[i]
-            th = owner[g]
-            d0 = thread_free[th]
-            if now > d0:
-                d0 = now
-            thread_free[th] = d1 = d0 + cost
-            log((th, "dispatch", d0, d1, 1))
-            if fair:
-                dispatched[th] += 1
-            begin = free_at[g]
-            if d1 > begin:
-                begin = d1
-            hit, hbm, hbm_share, l2_share, write_back = traffic(task, len(running) + 1)
-            free_at[g] = end = begin + task_cycles(task, core_timing, hit, hbm, hbm_share,
-                                                   l2_share, write_back)
-            used = used_of[g] = used_of[g] + 1
-            free_slots[ty] -= 1
-            if used < slots:
-                heappush(heaps[ty * slots + used], (end, g))
-            heappush(running, end)
-            core_of[i], start_of[i], end_of[i], hit_of[i], hbm_of[i] = g, begin, end, hit, hbm
-            codes = at.get(end)
-            if codes is None:
-                at[end] = [i]
-                heappush(times, end)
-            else:
-                codes.append(i)
-            if not (q and free_slots[ty]):
-                break
+                freed = -1
+                i = q.pop() if lifo else q.popleft()
+                task = tasks[i]
+                th = owner[g]
+                d0 = now if now > thread_free[th] else thread_free[th]
+                thread_free[th] = d1 = d0 + cost
+                if dispatch_end[th] == d0:   # `SchedulerThreads.work`, inlined
+                    last[th].end = d1
+                    last[th].args["count"] += 1
+                else:
+                    last[th] = record = AicpuRun(th, "dispatch", d0, d1, {"count": 1})
+                    made(record)
+                    resolve_end[th] = _NONE
+                dispatch_end[th] = d1
+                if fair:
+                    dispatched[th] += 1
+                begin = d1 if d1 > free_at[g] else free_at[g]
+                # `Memory.traffic`, then `timing.task_cycles` (THE definitions; see the docstring)
+                uncached, mte2, mte3 = task.uncached, task.mte2_bytes, task.mte3_bytes
+                reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
+                                                                uncached)
+                hit = reads_total * hit_lines / total_lines if total_lines else 0.0
+                if total_lines and mte2 <= hit:
+                    hit = mte2
+                hbm = mte2 - hit
+                write_back = task.writes and access(task.writes, task.write_layouts, uncached)[3] \
+                    and memory.written + mte3 <= memory.l2_capacity
+                memory.written += mte3
+                if task.empty:
+                    free_at[g] = end = begin + head
+                else:
+                    hbm_share, l2_share = memory.hbm_bw / active, memory.l2_bw / active
+                    in_bw = core_bw if core_bw <= hbm_share else hbm_share
+                    l2_in_bw = l2_share if l2_share < core_bw * 2 else core_bw * 2
+                    busiest = hbm / in_bw + hit / l2_in_bw
+                    compute = task.mte1_bytes / l0_bw if l0_bw else task.vector_cycles
+                    if l0_bw and task.cube_cycles >= compute:   # AIC: cube or L1 -> L0 moves
+                        compute = task.cube_cycles
+                    if compute > busiest:
+                        busiest = compute
+                    if mte3:
+                        out_bw = l2_share if write_back else hbm_share
+                        t_out = mte3 / (out_core_bw if out_core_bw <= out_bw else out_bw)
+                        if t_out > busiest:
+                            busiest = t_out
+                    free_at[g] = end = begin + (head + (fill_latency if mte2 else 0.0) + busiest
+                                                + (drain_latency if mte3 else 0.0))
+                used = used_of[g] = used_of[g] + 1
+                free_slots[ty] -= 1
+                if used < slots:
+                    heappush(heaps[ty * slots + used], (end, g))
+                heappush(running, end)
+                active += 1
+                core_of[i], start_of[i], end_of[i], hit_of[i], hbm_of[i] = g, begin, end, hit, hbm
+                codes = at.get(end)
+                if codes is None:
+                    at[end] = [i]
+                    heappush(times, end)
+                else:
+                    codes.append(i)
+                if not (q and free_slots[ty]):
+                    break
+        return dispatch
+
+    def _choose(self, ty: int, q: deque) -> int:
+        """`Cores.choose` for the next task of `q`, or -1: the open-slot heaps in modes 0 and
+        1 (the earliest free core with the fewest busy slots, after the affinity target)."""
+        used_of = self.cores.used
+        if self.lifo and (preferred := self.producer[q[-1]]) is not None \
+                and used_of[preferred] == 0:
+            return preferred
+        if self.fair:
+            g = self.cores.choose(ty, 2, None, self.threads.owner, self.threads.dispatched)
+            return -1 if g is None else g
+        free_at, slots = self.cores.free_at, self.cores.slots
+        for used in range(slots):
+            heap = self.heaps[ty * slots + used]
+            while heap:
+                f, c = heappop(heap)
+                if used_of[c] == used and free_at[c] == f:
+                    return c
+        return -1
 
 
 def run_fast_window(sim: Simulator, tasks: list[SimTask], graph: WindowGraph,

@@ -150,7 +150,8 @@ class L2:
                     # this run's stamps wait; the deferred one is written unless this covers it
                     deferred = st.deferred
                     if deferred is not None and (deferred[0] < first or deferred[1] > last):
-                        st.write_deferred()
+                        # `write_deferred`, inlined (NOTE: a streaming read does this per task)
+                        stamps[deferred[0]:deferred[1] + 1] = deferred[2]
                     st.deferred = (first, last, clock)
                 # the recent region grows over overlapping or adjacent runs, else restarts
                 if first <= st.last + 1 and last + 1 >= st.first and st.oldest >= clock - max_lines:

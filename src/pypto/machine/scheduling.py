@@ -72,13 +72,14 @@ class SchedulerThreads:
         self.owner = [min(count, i // per["aic"] + 1) for i in range(spec.aic)] + \
             [min(count, i // per["aiv"] + 1) for i in range(spec.aiv)]   # per core
         self.records: list[AicpuRun] = []   # resolves and dispatches, in the order made
-        # per thread its last record, kept across windows (at first one that nothing extends)
+        # per thread its last record, kept across windows (at first one that nothing extends):
+        # back-to-back work of one kind on a thread extends it, as PyPTO's trace shows it
         self.last = [AicpuRun(-1, "", float("nan"), float("nan"))] * (count + 1)
         # in the current window: per thread when it is free and how many tasks it dispatched,
-        # and the work done as (thread, kind, start, end, count) in the order done
+        # and the records it made
         self.free: list[float] = []
         self.dispatched: list[int] = []
-        self.log: list[tuple[int, str, float, float, int]] = []
+        self.made: list[AicpuRun] = []
 
     def start_window(self, start: float) -> None:
         self.free = [start] * (self.count + 1)
@@ -91,26 +92,20 @@ class SchedulerThreads:
         if now > t0:
             t0 = now
         self.free[thread] = t1 = t0 + cycles
-        self.log.append((thread, kind, t0, t1, count))
+        record = self.last[thread]
+        if record.end == t0 and record.name == kind:
+            record.end = t1
+            record.args["count"] += count
+        else:
+            self.last[thread] = record = AicpuRun(thread, kind, t0, t1, {"count": count})
+            self.made.append(record)
         if kind == "dispatch":
             self.dispatched[thread] += count
         return t1
 
     def end_window(self) -> list[AicpuRun]:
-        """The window's work as new records: back-to-back work of one kind on a thread is one
-        record, as PyPTO's trace shows it. NOTE: merged once per window, not as the work is
-        done: the event loop then only appends a tuple per work item."""
-        made = []
-        last = self.last
-        for thread, kind, t0, t1, count in self.log:
-            record = last[thread]
-            if record.end == t0 and record.name == kind:
-                record.end = t1
-                record.args["count"] += count
-            else:
-                last[thread] = record = AicpuRun(thread, kind, t0, t1, {"count": count})
-                made.append(record)
-        self.log = []
+        """The records the window made."""
+        made, self.made = self.made, []
         self.records += made
         return made
 
