@@ -25,7 +25,7 @@ class SimTask:
     leaf_index: int
     core: str               # "AIC" or "AIV"
     label: str = ""         # semantic label of the ops (swimlane bracket)
-    # cost-model inputs (see machine.cost)
+    # cost-model inputs (filled by runtime/task_cost.py, read by machine/timing.py)
     mte2_bytes: float = 0.0
     mte1_bytes: float = 0.0
     vector_cycles: float = 0.0
