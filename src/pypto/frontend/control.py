@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
 from pypto.frontend.tracer import PathExplorer, Tracer, require_tracer
 from pypto.ir.program import Loop, LoopVariant
-from pypto.symbolic import (Const, Expr, Sym, SymbolicScalar, as_expr, binary, wrap, _poly)
+from pypto.symbolic import (Const, Expr, Sym, SymbolicScalar, as_expr, binary, wrap, polynomial)
 
 
 def _bound(v: Any, what: str) -> Expr:
@@ -171,10 +171,10 @@ def _loop_of_index(idx: Any, what: str) -> tuple[Expr, Loop]:
     tracer = require_tracer(what)
     e = as_expr(idx) if isinstance(idx, (SymbolicScalar, int)) else None
     if e is not None:
-        syms = [m for m in _poly(e) if m]
+        syms = [m for m in polynomial(e) if m]
         if len(syms) == 1 and len(syms[0]) == 1 and isinstance(syms[0][0], Sym):
             entry = tracer.loop_indices.get(syms[0][0].name)
-            if entry is not None and _poly(e)[syms[0]] == 1:
+            if entry is not None and polynomial(e)[syms[0]] == 1:
                 return e, entry[0]
     raise PyptoValueError(f"{what}: not loop index ({idx!r} is not a variable yielded by "
                           f"pypto.loop)")

@@ -182,12 +182,12 @@ def overlaps(a_off: tuple[Expr, ...], a_shape: tuple[int, ...], b_off: tuple[Exp
              b_shape: tuple[int, ...]) -> bool:
     """Whether two windows may overlap. Symbolic offsets whose difference is not a constant
     are assumed to overlap (a safe answer for dependencies)."""
-    from pypto.symbolic import _const_diff
+    from pypto.symbolic import const_diff
     for ao, asz, bo, bsz in zip(a_off, a_shape, b_off, b_shape):
         if isinstance(ao, Const) and isinstance(bo, Const):
             d = ao.value - bo.value
         else:
-            d = _const_diff(ao, bo)
+            d = const_diff(ao, bo)
         if d is None:
             continue
         if d >= bsz or -d >= asz:
@@ -207,8 +207,8 @@ def split_offset(e: Expr, known: dict[Expr, tuple[frozenset, int]]) -> tuple[fro
         return NO_SYMBOLS, e.value
     found = known.get(e)
     if found is None:
-        from pypto.symbolic import _poly
-        poly = _poly(e)
+        from pypto.symbolic import polynomial
+        poly = polynomial(e)
         c = poly.pop((), 0)
         found = known[e] = (frozenset(poly.items()), c)
     return found

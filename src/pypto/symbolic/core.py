@@ -145,11 +145,13 @@ def _key(e: Expr) -> str:
     return repr(e)
 
 
-def _poly(e: Expr) -> dict[_Mono, int]:
+def polynomial(e: Expr) -> dict[_Mono, int]:
+    """`e` as {monomial: nonzero coefficient}, over atoms (symbols and the nodes that are not
+    +, -, * or negation): the normal form simplification and offset comparisons work on."""
     if isinstance(e, Const):
         return {(): e.value} if e.value else {}
     if isinstance(e, Bin) and e.op in ("add", "sub", "mul"):
-        pa, pb = _poly(e.a), _poly(e.b)
+        pa, pb = polynomial(e.a), polynomial(e.b)
         if e.op == "mul":
             out: dict[_Mono, int] = {}
             for ma, ca in pa.items():
@@ -163,7 +165,7 @@ def _poly(e: Expr) -> dict[_Mono, int]:
             out[m] = out.get(m, 0) + sign * c
         return {m: c for m, c in out.items() if c}
     if isinstance(e, Un) and e.op == "neg":
-        return {m: -c for m, c in _poly(e.a).items()}
+        return {m: -c for m, c in polynomial(e.a).items()}
     return {(e,): 1}
 
 
@@ -190,7 +192,7 @@ def _from_poly(p: dict[_Mono, int]) -> Expr:
 
 def const_diff(a: Expr, b: Expr) -> int | None:
     """a - b when it is a constant, else None."""
-    d = _poly(Bin("sub", a, b))
+    d = polynomial(Bin("sub", a, b))
     if not d:
         return 0
     if list(d) == [()]:
@@ -198,7 +200,6 @@ def const_diff(a: Expr, b: Expr) -> int | None:
     return None
 
 
-_const_diff = const_diff   # the old name, which passes.tile_graph imports
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,13 +229,13 @@ def binary(op: str, a: Any, b: Any) -> Expr:
             raise PyptoRuntimeError(f"symbolic {op} by zero: {a!r} {_BIN_TEXT[op]} 0")
         return Const(_PY_BIN[op](a.value, b.value))
     if op in ("add", "sub", "mul"):
-        return _from_poly(_poly(Bin(op, a, b)))
+        return _from_poly(polynomial(Bin(op, a, b)))
     if op in ("floordiv", "mod") and isinstance(b, Const):
         if b.value == 0:
             raise PyptoRuntimeError(f"symbolic {op} by zero: {a!r}")
         if b.value == 1:
             return a if op == "floordiv" else Const(0)
-        p = _poly(a)
+        p = polynomial(a)
         rest = p.get((), 0)
         if all(c % b.value == 0 for m, c in p.items() if m):
             # (b*X + r) // b == X + r // b and (b*X + r) % b == r % b for integer X.
@@ -301,7 +302,7 @@ def unary(op: str, a: Any) -> Expr:
     if isinstance(a, Const):
         return Const(_PY_UN[op](a.value))
     if op == "neg":
-        return _from_poly(_poly(Un("neg", a)))
+        return _from_poly(polynomial(Un("neg", a)))
     return Un(op, a)
 
 
