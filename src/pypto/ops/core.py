@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from pypto.dtypes import DataType, bytes_of, is_float
+from pypto.dtypes import DataType, bytes_of
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
 from pypto.frontend.tensor import Tensor
 from pypto.frontend.tracer import current_tracer, require_tracer
@@ -251,13 +251,3 @@ def emit_write(opcode: str, dst: TensorValue, inputs: Sequence[TensorValue],
         rank = tile_rank if tile_rank is not None else dst.rank
         check_vec_tile(op, rank, dst.dtype)
     tracer.record(opcode, tuple(inputs), (dst,), dict(attrs or {}), loc)
-
-
-# --------------------------------------------------------------------------------------------
-# Scalars in tensor expressions
-
-def scalar_dtype_check(op: str, t: TensorValue, scalar: Any) -> None:
-    if isinstance(scalar, float) and not is_float(t.dtype):
-        raise PyptoTypeError(f"{op}: a float scalar ({scalar}) cannot be combined with a "
-                             f"{t.dtype.name} tensor; use an int or cast the tensor")
-

@@ -19,7 +19,7 @@ from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import (broadcast_shapes, broadcast_valid, crop_inputs, emit1, emit_write,
-                            register, scalar_dtype_check, value_of)
+                            register, value_of)
 from pypto.symbolic import Const, Expr, SymbolicScalar
 
 
@@ -43,12 +43,13 @@ class Element:
 Scalar = int | float | Element | SymbolicScalar
 
 
-def scalar_attr(op: str, t: TensorValue, s: Any) -> int | float | Expr:
+def scalar_attr(op: str, t: TensorValue, s: Any, what: str = "") -> int | float | Expr:
     """Canonical scalar attribute: a number, or an Expr for a runtime SymbolicScalar. The
-    compute rounds it to the tensor's dtype (a Python scalar is an Element of that dtype)."""
+    compute rounds it to the tensor's dtype (a Python scalar is an Element of that dtype).
+    `what` names the operand in errors ("src" for a scatter's scalar source)."""
     if isinstance(s, Element):
         if s.dtype != t.dtype:
-            raise PyptoTypeError(f"{op}: Element of {s.dtype.name} does not match the "
+            raise PyptoTypeError(f"{op}: {what + ' ' if what else ''}Element of {s.dtype.name} does not match the "
                                  f"{t.dtype.name} tensor")
         return s.value
     if isinstance(s, SymbolicScalar):
@@ -60,13 +61,15 @@ def scalar_attr(op: str, t: TensorValue, s: Any) -> int | float | Expr:
         name = kind.__name__ if kind.__module__ == "builtins" else \
             f"{kind.__module__.split('.')[0]}.{kind.__name__}"
         hint = "; pass host tensors to the kernel as arguments" if hasattr(s, "shape") else ""
-        raise PyptoTypeError(f"{op}: operand must be a pypto.Tensor, int, float or Element, "
+        raise PyptoTypeError(f"{op}: {what or 'operand'} must be a pypto.Tensor, int, float or Element, "
                              f"got {name}{hint}")
-    scalar_dtype_check(op, t, s)
+    if isinstance(s, float) and not is_float(t.dtype):
+        raise PyptoTypeError(f"{op}: a float {what or 'scalar'} ({s}) cannot be combined with a "
+                             f"{t.dtype.name} tensor; use an int or cast the tensor")
     if isinstance(s, int) and is_int(t.dtype):
         info = np.iinfo(to_numpy(t.dtype))
         if not info.min <= s <= info.max:
-            raise PyptoValueError(f"{op}: the scalar {s} does not fit in {t.dtype.name} "
+            raise PyptoValueError(f"{op}: the {what or 'scalar'} {s} does not fit in {t.dtype.name} "
                                   f"[{info.min}, {info.max}]")
     return s
 

@@ -29,7 +29,7 @@ from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import emit1, emit_write, norm_dim, register, value_of
 from pypto.ops.shape import pretty_shape
-from pypto.symbolic import Const, Expr, SymbolicScalar, binary
+from pypto.symbolic import Const, Expr, binary
 
 _INDEX_DTYPES = (DataType.DT_INT32, DataType.DT_INT64)
 _REDUCE_MODES = (None, "add", "multiply")
@@ -81,25 +81,6 @@ def min_valid(*dims: Expr) -> Expr:
     for d in dims[1:]:
         out = binary("min", out, d)
     return out
-
-
-def _scalar_attr(op: str, v: TensorValue, s: Any, what: str) -> int | float | Expr:
-    """A scalar operand as an attribute: a number, or an Expr for a SymbolicScalar."""
-    from pypto.ops.elementwise import Element
-    if isinstance(s, Element):
-        if s.dtype != v.dtype:
-            raise PyptoTypeError(f"{op}: {what} Element of {s.dtype.name} does not match the "
-                                 f"{v.dtype.name} input")
-        return s.value
-    if isinstance(s, SymbolicScalar):
-        return s.expr
-    if isinstance(s, bool) or not isinstance(s, (int, float)):
-        raise PyptoTypeError(f"{op}: {what} must be a Tensor, int, float or Element, "
-                             f"got {type(s).__name__}")
-    if isinstance(s, float) and not is_float(v.dtype):
-        raise PyptoTypeError(f"{op}: a float {what} ({s}) cannot be written into a "
-                             f"{v.dtype.name} tensor; pass an int")
-    return s
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,7 +261,8 @@ def _scatter_args(op: str, input: Any, dim: Any, index: Any, src: Any,
         _static_le(op, iv, sv, "index", "src")
         inputs.append(sv)
     else:
-        attrs["scalar"] = _scalar_attr(op, v, src, "src")
+        from pypto.ops.elementwise import scalar_attr
+        attrs["scalar"] = scalar_attr(op, v, src, "src")
     return v, inputs, attrs
 
 
