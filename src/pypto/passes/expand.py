@@ -51,6 +51,17 @@ _OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "RSQRT": "div", "SQRT": 
 _ZERO = Const(0)
 
 
+def vec_tiling(src: TensorValue, out: TensorValue, tile: tuple[int, ...] | None) -> str | None:
+    """How a vector op reading `src` and writing `out` is tiled by its TileShape `tile`:
+    "static" (known shapes), "grid" (a DYNAMIC-shaped `src`: one tile op over the run-time grid
+    of its tiles) or None (no tile rule applies: the op runs whole)."""
+    if tile is None or len(tile) != src.rank:
+        return None
+    if static_dims(src.shape) is None:
+        return "grid"
+    return "static" if static_dims(out.shape) is not None else None
+
+
 class Expander:
     """Expands the ops of one block; `views` maps a view's value id to (parent, offsets)."""
 
@@ -220,10 +231,9 @@ class Expander:
     def elementwise(self, op: Operation) -> bool:
         out = op.outputs[0]
         shape, tile = static_dims(out.shape), op.tile.vec
-        if shape is None and tile is not None and len(tile) == out.rank:
-            return self.grid_elementwise(op)
-        if shape is None or tile is None or len(tile) != len(shape):
-            return False
+        how = vec_tiling(out, out, tile)
+        if how != "static":
+            return how == "grid" and self.grid_elementwise(op)
         # Per input: for each of its dims, the output dim it follows, or None when broadcast.
         follow = []
         for v in op.inputs:
@@ -314,11 +324,9 @@ class Expander:
         (output dim i is input dim perm[i])."""
         src, out = op.inputs[0], op.outputs[0]
         shape, tile = static_dims(src.shape), op.tile.vec
-        if shape is None and tile is not None and len(tile) == src.rank:
-            return self.grid_transpose(op)
-        if (shape is None or tile is None or len(tile) != len(shape)
-                or static_dims(out.shape) is None):
-            return False
+        how = vec_tiling(src, out, tile)
+        if how != "static":
+            return how == "grid" and self.grid_transpose(op)
         perm = op.attrs["perm"]
         latency = None
         for offs, size in tiles(shape, tile):
@@ -346,11 +354,9 @@ class Expander:
     def reduce(self, op: Operation) -> bool:
         src, out = op.inputs[0], op.outputs[0]
         shape, tile = static_dims(src.shape), op.tile.vec
-        if shape is None and tile is not None and len(tile) == src.rank:
-            return self.grid_reduce(op)
-        if (shape is None or tile is None or len(tile) != len(shape)
-                or static_dims(out.shape) is None):
-            return False
+        how = vec_tiling(src, out, tile)
+        if how != "static":
+            return how == "grid" and self.grid_reduce(op)
         dims, keep = tuple(op.attrs["dims"]), op.attrs["keepdim"]
         split = [d for d in dims if tile[d] < shape[d]]
         if split and op.opcode in _WHOLE_AXIS_REDUCE:
