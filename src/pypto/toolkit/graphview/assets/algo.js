@@ -3,6 +3,19 @@
 "use strict";
 
 const GraphAlgo = (() => {
+  // A view graph: its nodes and edges, each node by id, and per node the indices of its out-
+  // and in-edges.
+  function indexed(nodes, edges) {
+    const byId = new Map(nodes.map((n) => [n.id, n]));
+    const out = new Map(nodes.map((n) => [n.id, []]));
+    const inn = new Map(nodes.map((n) => [n.id, []]));
+    edges.forEach((e, i) => {
+      out.get(e.s).push(i);
+      inn.get(e.d).push(i);
+    });
+    return { nodes, edges, byId, out, inn };
+  }
+
   // The graph one view shows. Op-only: the level's ops and edges as dumped. Tensor+Op: tensors
   // become nodes between their producers and consumers (only for levels that have tensors).
   function viewGraph(level, withTensors) {
@@ -16,14 +29,7 @@ const GraphAlgo = (() => {
         for (const c of t.c) edges.push({ s: t.id, d: c, k: "data" });
       }
     }
-    const byId = new Map(nodes.map((n) => [n.id, n]));
-    const out = new Map(nodes.map((n) => [n.id, []]));
-    const inn = new Map(nodes.map((n) => [n.id, []]));
-    edges.forEach((e, i) => {
-      out.get(e.s).push(i);
-      inn.get(e.d).push(i);
-    });
-    return { nodes, edges, byId, out, inn };
+    return indexed(nodes, edges);
   }
 
   // Breadth-first from `seeds`, following edges both ways up to `radius` steps, at most `cap`.
@@ -120,14 +126,7 @@ const GraphAlgo = (() => {
     }
     const edges = [...merged.values()].map(({ count, ...e }) => (
       count > 1 ? { ...e, n: `${e.k} ${count}` } : e));
-    const byId = new Map(nodes.map((n) => [n.id, n]));
-    const out = new Map(nodes.map((n) => [n.id, []]));
-    const inn = new Map(nodes.map((n) => [n.id, []]));
-    edges.forEach((e, i) => {
-      out.get(e.s).push(i);
-      inn.get(e.d).push(i);
-    });
-    return { nodes, edges, byId, out, inn, rep };
+    return { ...indexed(nodes, edges), rep };
   }
 
   const MAX_KINDS_SHOWN = 3;
