@@ -44,9 +44,8 @@ Scalar = int | float | Element | SymbolicScalar
 
 
 def scalar_attr(op: str, t: TensorValue, s: Any, what: str = "") -> int | float | Expr:
-    """Canonical scalar attribute: a number, or an Expr for a runtime SymbolicScalar. The
-    compute rounds it to the tensor's dtype (a Python scalar is an Element of that dtype).
-    `what` names the operand in errors ("src" for a scatter's scalar source)."""
+    """Canonical scalar attribute: a number, or an Expr for a runtime SymbolicScalar, rounded
+    by the compute to the tensor's dtype; `what` names the operand in errors ("src")."""
     if isinstance(s, Element):
         if s.dtype != t.dtype:
             raise PyptoTypeError(f"{op}: {what + ' ' if what else ''}Element of {s.dtype.name} does not match the "
