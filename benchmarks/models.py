@@ -322,8 +322,10 @@ def task_time_split(result, core: str) -> dict[str, float]:
     (`machine/timing.py task_cycles`: head + load latency + the busiest pipe + store latency):
     task heads, DMA latencies, cube or vector cycles (the roofline's work), L1->L0 moves
     beyond the cube (AIC), and GM transfers beyond the compute (the busiest pipe was a load
-    or store, at the core's or its contended HBM/L2 share). Sums to the measured busy time."""
+    or store, at the core's or its contended HBM/L2 share, or the fixpipe's drain). Sums to
+    the measured busy time."""
     from pypto.machine.spec import load as load_spec
+    from pypto.machine.timing import task_terms
     spec = load_spec(None)
     dma = spec.dma
     if core == "AIC":
@@ -337,7 +339,6 @@ def task_time_split(result, core: str) -> dict[str, float]:
     if core == "AIC":
         out["L1->L0 beyond cube"] = 0.0
     out["GM moves beyond compute"] = 0.0
-    l0_bw = dma["l1_to_l0b"]["bw"]
     for run in result.tasks:
         t = run.task
         if t.core != core:
@@ -350,7 +351,7 @@ def task_time_split(result, core: str) -> dict[str, float]:
         if t.empty:
             continue
         w = t.cube_cycles if core == "AIC" else t.vector_cycles
-        compute = max(w, t.mte1_bytes / l0_bw) if core == "AIC" else w
+        compute = task_terms(t, core == "AIC").compute
         out[work] += min(w, pipe)
         if core == "AIC":
             out["L1->L0 beyond cube"] += max(0.0, min(compute, pipe) - w)

@@ -36,6 +36,11 @@ def _graph(rng: random.Random) -> list[SimTask]:
                     vector_cycles=rng.choice([0, 300, 2000]), cube_cycles=rng.choice([0, 4096]),
                     mte3_bytes=rng.choice([0, 8192]), empty=rng.random() < 0.1,
                     uncached=frozenset({4}) if rng.random() < 0.3 else frozenset())
+        # the shape and pipe terms of `timing.task_terms`: narrow bursts, MTE1, fixpipe
+        t.mte2_moved = t.mte2_bytes * rng.choice([0, 1, 1.5, 4])
+        t.mte3_moved = t.mte3_bytes * rng.choice([0, 1, 3])
+        t.mte1_cycles = rng.choice([0, 64, 5000])
+        t.fix_cycles = rng.choice([0, 900, 9000]) if core == "AIC" else 0.0
         first = i - call - inst * per_instance   # the window's first task
         t.preds = sorted(set(rng.sample(range(first, i), min(i - first, rng.randint(0, 3)))))
         for _ in range(rng.randint(0, 3)):

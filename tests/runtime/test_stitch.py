@@ -228,7 +228,9 @@ def test_independent_pairs_of_a_decode_kernel_run_side_by_side():
     one, eight_kernel = run(1).last_run, run(8)
     eight = eight_kernel.last_run
     assert eight.stats["windows"] == 1
-    assert eight.stats["kernel_cycles"] <= 2.5 * one.stats["kernel_cycles"]
+    # tasks of ~0.4 us: the scheduler threads bound both runs, so 8 pairs over 3 threads take
+    # about 8/3 of one pair; serialised pairs would take 8x
+    assert eight.stats["kernel_cycles"] <= 3.2 * one.stats["kernel_cycles"]
     k_storage = eight_kernel.last_program.params[1].value.storage.id
     pair_of = {r.task.instance: offs[0] for r in eight.tasks
                for sid, offs, _ in r.task.reads if sid == k_storage}

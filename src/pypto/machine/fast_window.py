@@ -12,8 +12,9 @@ tuples, and events at one time cost one heap entry. Cores with `used` busy slots
 heaps[type * slots + used] ordered like `Cores.choose`'s rule (free_at, g); entries go stale
 when a core changes and are checked when popped. A tested specialised copy of the model:
 `dispatch` inlines `memory.Memory.traffic` and `timing.task_cycles` (THE definitions; change
-them there first) and extends the AICPU records in place as `SchedulerThreads.work` does; NOTE:
-each Python call per task costs the scaling benchmark a few % of its instructions.
+them there first; the per-task `timing.task_terms` are computed once per window) and extends
+the AICPU records in place as `SchedulerThreads.work` does; NOTE: each Python call per task
+costs the scaling benchmark a few % of its instructions.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Callable
 
 from pypto.machine.result import AicpuRun, SimTask
-from pypto.machine.scheduling import Cores, WindowGraph, WindowRun
+from pypto.machine.scheduling import AIC, Cores, WindowGraph, WindowRun
+from pypto.machine.timing import task_terms
 
 if TYPE_CHECKING:
     from pypto.machine.simulate import Simulator
@@ -63,7 +65,9 @@ class _FastWindow:
                     threads.owner, threads.free, threads.dispatched, threads.last,
                     threads.made.append, self.ends, memory, memory.l2.access, sim.timing,
                     float(sim.spec.aicpu["dispatch_cycles_per_task"]), out.core, out.start,
-                    out.end, out.hit, out.hbm, self.at, self.times)
+                    out.end, out.hit, out.hbm, self.at, self.times,
+                    [task_terms(t, k == AIC) for t, k in zip(tasks, graph.kinds)], sim.warm,
+                    sim.cold_start)
 
     def run(self) -> WindowRun:
         times, at, ready, free_slots = self.times, self.at, self.ready, self.free_slots
@@ -137,14 +141,14 @@ class _FastWindow:
 
     def _dispatcher(self) -> Callable[[int, deque, float, int], None]:
         """`dispatch(ty, q, now, freed)`: start tasks of `q`, type `ty`'s ready queue, at `now`
-        while a core of that type is free. NOTE: a closure over the window's lists, not a
-        method that unpacks them at every call (one call per event)."""
+        while a core of that type is free. NOTE: a closure, not a method (one call per event)."""
         (free_slots, running, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
          thread_free, dispatched, last, made, (resolve_end, dispatch_end), memory, access,
-         timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times) = self.hot
+         timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times, terms, warm,
+         cold) = self.hot
 
         def dispatch(ty: int, q: deque, now: float, freed: int) -> None:
-            core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = timing[ty]
+            core_bw, out_core_bw, head, fill_latency, drain_latency, _ = timing[ty]
             while running and running[0] <= now:
                 heappop(running)
             active = len(running) + 1
@@ -169,8 +173,12 @@ class _FastWindow:
                 if fair:
                     dispatched[th] += 1
                 begin = d1 if d1 > free_at[g] else free_at[g]
+                if not warm[g]:   # the core's cold start (`ModelWindow.start`)
+                    warm[g] = True
+                    begin += cold
                 # `Memory.traffic`, then `timing.task_cycles` (THE definitions; see the docstring)
                 uncached, mte2, mte3 = task.uncached, task.mte2_bytes, task.mte3_bytes
+                in_scale, compute, out_moved, t_out = terms[i]
                 reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
                                                                 uncached)
                 hit = reads_total * hit_lines / total_lines if total_lines else 0.0
@@ -186,17 +194,13 @@ class _FastWindow:
                     hbm_share, l2_share = memory.hbm_bw / active, memory.l2_bw / active
                     in_bw = core_bw if core_bw <= hbm_share else hbm_share
                     l2_in_bw = l2_share if l2_share < core_bw * 2 else core_bw * 2
-                    busiest = hbm / in_bw + hit / l2_in_bw
-                    compute = task.mte1_bytes / l0_bw if l0_bw else task.vector_cycles
-                    if l0_bw and task.cube_cycles >= compute:   # AIC: cube or L1 -> L0 moves
-                        compute = task.cube_cycles
-                    if compute > busiest:
-                        busiest = compute
+                    busiest = (hbm / in_bw + hit / l2_in_bw) * in_scale
+                    busiest = compute if compute > busiest else busiest
                     if mte3:
                         out_bw = l2_share if write_back else hbm_share
-                        t_out = mte3 / (out_core_bw if out_core_bw <= out_bw else out_bw)
-                        if t_out > busiest:
-                            busiest = t_out
+                        t = out_moved / (out_core_bw if out_core_bw <= out_bw else out_bw)
+                        t_out = t if t > t_out else t_out
+                    busiest = t_out if t_out > busiest else busiest
                     free_at[g] = end = begin + (head + (fill_latency if mte2 else 0.0) + busiest
                                                 + (drain_latency if mte3 else 0.0))
                 used = used_of[g] = used_of[g] + 1

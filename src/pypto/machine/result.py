@@ -31,6 +31,11 @@ class SimTask:
     vector_cycles: float = 0.0
     cube_cycles: float = 0.0
     mte3_bytes: float = 0.0
+    # what the GM transfers occupy by their shape (>= the bytes above; runtime/transfer_shape)
+    mte2_moved: float = 0.0
+    mte3_moved: float = 0.0
+    mte1_cycles: float = 0.0   # L1 -> L0A/L0B moves at their effective rates
+    fix_cycles: float = 0.0    # L0C drains through the fixpipe (per output tile and row)
     empty: bool = False     # every valid extent is zero: only the head overhead is paid
     # GM accesses: (storage id, offsets, extents) of each read / write, for stitching deps
     reads: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)

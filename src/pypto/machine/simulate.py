@@ -13,7 +13,8 @@ The model, with every constant from the machine spec:
   core holds one running and one pending task (`slots_per_core`); the core a ready task goes
   to depends on `device_sched_mode` (`scheduling.Cores.choose`);
 - a task's duration is `timing.task_cycles`, its GM traffic shared with the tasks running
-  when it starts (`memory.Memory`: an LRU-like L2, HBM and L2 bandwidth shares, write-back).
+  when it starts (`memory.Memory`: an LRU-like L2, HBM and L2 bandwidth shares, write-back);
+  the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
 
 `ModelWindow` below runs a window by that definition, one event at a time on the event core
 (`events.EventQueue`): it is THE model. `simulate` runs the fast path
@@ -116,6 +117,9 @@ class ModelWindow:
         dispatched = threads.work(threads.owner[g], "dispatch", now,
                                   float(sim.spec.aicpu["dispatch_cycles_per_task"]), 1)
         begin = max(cores.free_at[g], dispatched)
+        if not sim.warm[g]:   # the core's first task of the run starts late: its cold start
+            sim.warm[g] = True
+            begin += sim.cold_start
         while self.running and self.running[0] <= now:
             heapq.heappop(self.running)
         hit, hbm, hbm_share, l2_share, write_back = sim.memory.traffic(
@@ -141,6 +145,8 @@ class Simulator:
         self.threads = SchedulerThreads(spec, sched_threads)
         self.memory = Memory(spec.memory)
         self.timing = (CoreTiming.of(spec, "AIC"), CoreTiming.of(spec, "AIV"))
+        self.cold_start = float(spec.task["cold_start_cycles"])
+        self.warm = [False] * (spec.aic + spec.aiv)   # per core: it has run a task
         self.aicpu: list[AicpuRun] = []        # builds and scheduler work, in time order
         self.builds: list[AicpuRun] = []       # control thread: one build per window
         self.runs: list[TaskRun] = []   # simulated order: window by window

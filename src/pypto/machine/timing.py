@@ -20,7 +20,7 @@ class CoreTiming(NamedTuple):
     head: float             # fixed cost of every task, an empty one included
     fill_latency: float     # of the first load
     drain_latency: float    # of the last store
-    l0_bw: float            # L1 -> L0, or 0 on a vector core
+    cube: bool              # a cube core: its compute is the cube or the L1 -> L0 moves
 
     @classmethod
     def of(cls, spec: MachineSpec, core: str) -> CoreTiming:
@@ -29,34 +29,53 @@ class CoreTiming(NamedTuple):
         # does without its mixed-type paths
         if core == "AIC":
             values = (dma["gm_to_l1"]["bw"], dma["l0c_to_gm"]["bw"], task["head_cycles_aic"],
-                      dma["gm_to_l1"]["latency"], dma["l0c_to_gm"]["latency"],
-                      dma["l1_to_l0b"]["bw"])
+                      dma["gm_to_l1"]["latency"], dma["l0c_to_gm"]["latency"])
         else:
             values = (dma["gm_to_ub"]["bw"], dma["ub_to_gm"]["bw"], task["head_cycles_aiv"],
-                      dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"], 0)
-        return cls(*map(float, values))
+                      dma["gm_to_ub"]["latency"], dma["ub_to_gm"]["latency"])
+        return cls(*map(float, values), core == "AIC")
 
 
-def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_share: float,
-                l2_share: float, write_back: bool) -> float:
-    """head + first-load latency + busiest pipe + last-store latency. Reads that hit L2 move
-    at the L2 share (at most twice the core's DMA rate), the rest at the HBM share, each capped
-    by the core's own DMA rate; writes move at the L2 share when L2 takes them (`write_back`),
-    else at the HBM share. An empty task pays only the head."""
-    core_bw, out_core_bw, head, fill_latency, drain_latency, l0_bw = core
-    if task.empty:
-        return head
-    in_bw = core_bw if core_bw <= hbm_share else hbm_share
-    l2_in_bw = core_bw * 2
-    if l2_share < l2_in_bw:
-        l2_in_bw = l2_share
-    busiest = hbm / in_bw + hit / l2_in_bw
-    if l0_bw:  # AIC: the cube or the L1 -> L0 moves, whichever is busier
-        compute = task.mte1_bytes / l0_bw
+class TaskTerms(NamedTuple):
+    """The parts of a task's duration that do not depend on what else runs."""
+
+    in_scale: float     # bytes the reads occupy per byte they carry (narrow rows: > 1)
+    compute: float      # cube or L1 -> L0 moves (cube core), vector cycles (vector core)
+    out_moved: float    # bytes the writes occupy
+    fix: float          # fixpipe cycles of the L0C drains (cube core)
+
+
+def task_terms(task: SimTask, cube: bool) -> TaskTerms:
+    mte2, moved = task.mte2_bytes, task.mte2_moved
+    in_scale = moved / mte2 if moved > mte2 > 0 else 1.0
+    if cube:  # the cube or the L1 -> L0 moves, whichever is busier
+        compute = task.mte1_cycles
         if task.cube_cycles >= compute:
             compute = task.cube_cycles
     else:
         compute = task.vector_cycles
+    mte3 = task.mte3_bytes
+    return TaskTerms(in_scale, compute, task.mte3_moved if task.mte3_moved > mte3 else mte3,
+                     task.fix_cycles)
+
+
+def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_share: float,
+                l2_share: float, write_back: bool, terms: TaskTerms | None = None) -> float:
+    """head + first-load latency + busiest pipe + last-store latency. Reads that hit L2 move
+    at the L2 share (at most twice the core's DMA rate), the rest at the HBM share, each capped
+    by the core's own DMA rate, and take as long as the bytes their shape occupies
+    (`in_scale`: narrow rows fill whole pieces); writes move at the L2 share when L2 takes
+    them (`write_back`), else at the HBM share, and a cube core's go through the fixpipe,
+    whichever is slower. An empty task pays only the head. `terms`: `task_terms(task)`."""
+    core_bw, out_core_bw, head, fill_latency, drain_latency, cube = core
+    if task.empty:
+        return head
+    in_scale, compute, out_moved, t_out = terms or task_terms(task, cube)
+    in_bw = core_bw if core_bw <= hbm_share else hbm_share
+    l2_in_bw = core_bw * 2
+    if l2_share < l2_in_bw:
+        l2_in_bw = l2_share
+    busiest = (hbm / in_bw + hit / l2_in_bw) * in_scale
     if compute > busiest:
         busiest = compute
     mte3 = task.mte3_bytes
@@ -64,8 +83,9 @@ def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_sha
         out_bw = l2_share if write_back else hbm_share
         if out_core_bw <= out_bw:
             out_bw = out_core_bw
-        t_out = mte3 / out_bw
-        if t_out > busiest:
-            busiest = t_out
+        if out_moved / out_bw > t_out:
+            t_out = out_moved / out_bw
+    if t_out > busiest:
+        busiest = t_out
     return (head + (fill_latency if task.mte2_bytes else 0.0) + busiest
             + (drain_latency if mte3 else 0.0))

@@ -11,17 +11,21 @@ Per tile op:
 - copy-out (assemble / move): MTE3 bytes of the written region (plus MTE2 when its input is
   read from GM);
 - cube (matmul block): MTE2 = A and B panels (shared L1 loads counted once), MTE1 = L1->L0
-  bytes per K step, cube cycles = issue + ceil(m/16)·ceil(k/K0)·ceil(n/16), fixpipe out;
+  bytes per K step at the effective L0A / L0B rates, cube cycles = a MAD head per L0 step +
+  ceil(m/16)·ceil(k/K0)·ceil(n/16), fixpipe = fixed + m x max(row floor, L0C row / rate);
 - whole ops (no tile rule): their whole inputs in, a vector pass over the output, and out.
+Every GM transfer also records the bytes it occupies by its shape (`transfer_shape`).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from pypto.dtypes import bytes_of
+from pypto.ir.tensor import TileOpFormat
 from pypto.machine.result import SimTask
 from pypto.machine.spec import MachineSpec
 from pypto.passes.tile_graph import AIC, Region, TileOp
+from pypto.runtime.transfer_shape import Path, transfer_bytes
 
 _OP_CLASS = {"EXP": "exp", "DIV": "div", "DIVS": "div", "SQRT": "div", "RECIPROCAL": "div",
              "REDUCE_SUM": "reduce_full_fp32_add", "REDUCE_MEAN": "reduce_full_fp32_add",
@@ -83,8 +87,9 @@ class CallCost:
                 shared_loads.add(key)
             totals.mte2_bytes += nbytes
             if nbytes:
-                self.reads.append((r.value.storage.id, at, i,
-                                   (shape_of(r.value), bytes_of(r.value.dtype))))
+                layout = (shape_of(r.value), bytes_of(r.value.dtype))
+                self.reads.append((r.value.storage.id, at, i, layout))
+                totals.mte2_moved += _moved(op, r.value, valid, layout, spec, load=True)
         if op.output is None:
             return
         last = len(op.inputs)
@@ -96,6 +101,8 @@ class CallCost:
             totals.mte3_bytes += out_bytes
             if out_bytes:
                 self.writes.append((op.output.value.storage.id, at, last, layout))
+                totals.mte3_moved += _moved(op, op.output.value, out_valid, layout, spec,
+                                            load=False)
             return
         if op.core == AIC and op.opcode == "MATMUL":
             _cube(totals, op, windows, spec)
@@ -109,6 +116,7 @@ class CallCost:
         if op.output.value.id in escaping and out_bytes:
             totals.mte3_bytes += out_bytes
             self.writes.append((op.output.value.storage.id, at, last, layout))
+            totals.mte3_moved += _moved(op, op.output.value, out_valid, layout, spec, load=False)
 
     @staticmethod
     def sharing(ops: list[TileOp]) -> tuple[tuple[tuple[int, int], tuple[int, int]], ...]:
@@ -128,6 +136,10 @@ class CallCost:
         task.vector_cycles += t.vector_cycles
         task.cube_cycles += t.cube_cycles
         task.mte3_bytes += t.mte3_bytes
+        task.mte2_moved += t.mte2_moved
+        task.mte3_moved += t.mte3_moved
+        task.mte1_cycles += t.mte1_cycles
+        task.fix_cycles += t.fix_cycles
         for sid, at, i, layout in self.reads:
             offs, valid = windows[at][i]
             task.reads.append((sid, offs, valid))
@@ -158,24 +170,48 @@ def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
     if not (m and n and k):
         return
     k0 = spec.cube["k0"].get(op.src.inputs[0].dtype.name[3:].lower(), 16)
-    task.cube_cycles += spec.cube["issue_overhead"] + -(-m // 16) * -(-k // k0) * -(-n // 16)
+    # one MAD per L0 step (an mL0 x nL0 block over a kL0 slice of K), each with its head
+    mads = (-(-m // plan.m_l0) * -(-n // plan.n_l0) * -(-k // plan.k_l0)) if plan else 1
+    task.cube_cycles += spec.cube["mad_head_cycles"] * mads \
+        + -(-m // 16) * -(-k // k0) * -(-n // 16)
     a_bytes = bytes_of(op.src.inputs[0].dtype)
     b_bytes = bytes_of(op.src.inputs[1].dtype)
     if plan is not None:
         # every K step moves an mL0 x kL0 A tile and a kL0 x nL0 B tile into L0
-        rows_a = -(-m // plan.m_l0) * plan.m_l0
-        cols_b = -(-n // plan.n_l0) * plan.n_l0
-        task.mte1_bytes += k * (rows_a * a_bytes + cols_b * b_bytes)
+        a_l0 = k * -(-m // plan.m_l0) * plan.m_l0 * a_bytes
+        b_l0 = k * -(-n // plan.n_l0) * plan.n_l0 * b_bytes
     else:
-        task.mte1_bytes += k * (m * a_bytes + n * b_bytes)
+        a_l0, b_l0 = k * m * a_bytes, k * n * b_bytes
+    dma = spec.dma
+    task.mte1_bytes += a_l0 + b_l0
+    task.mte1_cycles += a_l0 / dma["l1_to_l0a"]["bw"] + b_l0 / dma["l1_to_l0b"]["bw"]
+    # the L0C drain: FP32 / INT32 accumulators, row by row
+    fix = dma["fixpipe"]
+    task.fix_cycles += fix["fixed"] + m * max(fix["row"], 4 * n / fix["bw"])
+
+
+def _moved(op: TileOp, value, valid: tuple[int, ...], layout: tuple, spec: MachineSpec,
+           load: bool) -> float:
+    """Bytes a GM transfer of `value`'s box occupies, by the path its core moves it on."""
+    if op.core != AIC:
+        path = Path.CONTIGUOUS
+    elif value.format is TileOpFormat.TILEOP_NZ:
+        path = Path.FRACTAL
+    else:
+        path = Path.ND2NZ if load else Path.NZ2ND
+    shape, itemsize = layout
+    return transfer_bytes(valid, shape, itemsize, path, spec.dma["shape"])
 
 
 def add_whole_op(task: SimTask, in_bytes: float, out_bytes: float, spec: MachineSpec,
                  writes: list, reads: list) -> None:
-    """A whole op: every input in from GM, one vector pass, the output out to GM. `reads` and
-    `writes` hold (access, layout) pairs."""
+    """A whole op: every input in from GM, one vector pass, the output out to GM (whole
+    tensors: long bursts, so they occupy what they carry). `reads` and `writes` hold
+    (access, layout) pairs."""
     task.mte2_bytes += in_bytes
     task.mte3_bytes += out_bytes
+    task.mte2_moved += in_bytes
+    task.mte3_moved += out_bytes
     if out_bytes or in_bytes:
         task.vector_cycles += spec.vector_cycles("binary", max(in_bytes, out_bytes))
     for acc, layout in reads:
