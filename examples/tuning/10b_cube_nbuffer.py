@@ -1,9 +1,8 @@
 """Tuning 10b - `cube_nbuffer_setting`: merge isomorphic cube tasks that share nothing.
 
 A batch matmul (128,64,64)·(128,64,64) is 128 independent 64x64 problems: no two cube tasks
-load the same data, so L1 reuse has nothing to merge. Each task does about 1 us of work behind
-an AIC task head several times longer, and 128 tasks on 24 AIC cores take more than five
-waves. `cube_nbuffer_setting={-1: N}` (default `{-1: 1}`, off) merges runs of N consecutive
+load the same data, so L1 reuse has nothing to merge. Each task is short, its load, cube and
+fixpipe drain in sequence, and 128 tasks on 24 AIC cores take more than five waves. `cube_nbuffer_setting={-1: N}` (default `{-1: 1}`, off) merges runs of N consecutive
 isomorphic cube subgraphs into one task: the loads of one member overlap the compute of the
 previous one and N-1 heads out of N disappear. At N = 8 the 16 tasks fit one wave.
 """

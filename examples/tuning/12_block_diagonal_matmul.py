@@ -1,14 +1,14 @@
 """Tuning 12 - a narrow matmul reshaped into a block-diagonal one.
 
 C = A·B with A (884736, 16) and B (16, 16) in BF16 is almost all data movement: every row of A
-is 32 bytes and every cube task does a sliver of work behind its AIC task head (several us).
-Tuned with L1 reuse only (128-row blocks, `cube_l1_reuse_setting {-1: 4}`) it is still 1728
+is 32 bytes, loaded row by row into L1's fractal layout, each filling a 128-byte GM piece, and
+every result row is 64 bytes, drained row by row through the fixpipe. Tuned with L1 reuse only (128-row blocks, `cube_l1_reuse_setting {-1: 4}`) it is still 1728
 small cube tasks. The guide's rewrite: read A as (221184, 64), a view of the same memory in
 which each row holds four consecutive rows of A, and multiply by the 64x64 block-diagonal
 matrix holding four copies of B. Row r of the result is then four rows of C side by side, so
 C is the (221184, 64) result read back as (884736, 16). Four times fewer rows and 64-wide tiles
 ([512,512],[64,64],[64,64], split-K, L1 reuse 9) make few large tasks that stream A at
-memory speed. Guide: 500 -> 40 us; the model must show at least 8x.
+memory speed. Guide: 500 -> 40 us; the model shows about 5.7x (docs/calibration.md).
 """
 import warnings
 
