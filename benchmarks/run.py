@@ -177,119 +177,13 @@ def roofline(result) -> dict:
 
 # ---- 2. fidelity -----------------------------------------------------------------------------
 
-# Why a ratio family is off (docs/calibration.md tracks the open ones).
-_NOTES = {
-    "S6": "merged members overlap their GM loads in our task model; the board runs a merged "
-          "subgraph's members back to back",
-    "S7": "tiny tasks are cheaper here than on the board (task head + per-op sync undercharged)",
-    "S8": "a split reduce axis adds partial/combine vector ops whose issue/sync cost we "
-          "undercharge",
-    "S12": "a devTask boundary costs ~1 us here vs ~4.7 us on the board (build + launch)",
-    "S14": "per-task cost grows more slowly with M here (L2 hits on the shared B panel)",
-    "S17": "the GM round trip between mismatched tiles is cheaper here than on the board",
-    "6.1 #1": "same cause as S12: our window boundary is cheaper than the board's",
-    "6.1 #2": "building one 512-instance window delays the first task more here",
-}
-
-
-def _us(k, key="e2e_cycles"):
-    r = k.last_run
-    return r.us(r.stats[key])
-
-
 def run_fidelity(suite: str) -> tuple[list[dict], list]:
+    """benchmarks/fidelity.py: the hardware rows (§6.1), then the cost model's (§6.3)."""
     sys.path.insert(0, HERE)
-    import cases
-    rows, runs = [], []
-
-    def count(case, setup, ours, published, note=""):
-        ok = ours == published
-        rows.append({"kind": "count", "case": case, "setup": setup, "ours": ours,
-                     "published": published, "ok": ok, "note": note})
-        log(f"  {case} {setup}: {ours} vs {published} {'ok' if ok else 'DIFF'}")
-
-    def ratio(case, setup, ours, published, note=""):
-        ok = abs(ours / published - 1) <= 0.3
-        note = note or ("" if ok else _NOTES.get(case, ""))
-        rows.append({"kind": "ratio", "case": case, "setup": setup, "ours": ours,
-                     "published": published, "ok": ok, "note": note})
-        log(f"  {case} {setup}: {ours:.2f} vs {published:.2f} {'ok' if ok else 'OUT'}")
-
-    def calls(k):
-        return cases._root_calls(k)
-
-    ks = {t: cases.elementwise(t) for t in [(32, 512), (16, 1024)]}
-    for t, k in ks.items():
-        count("S2", f"tile {t} subgraphs", calls(k), 16)
-        runs.append(k.last_run)
-    if suite == "smoke":
-        return rows, runs
-    s6 = {n: cases.elementwise((8, 512), {-2: 1, -1: n}) for n in (2, 4, 8, 64)}
-    for n, pub in zip((2, 4, 8, 64), (32, 16, 8, 1)):
-        count("S6", f"vec_nbuffer {{-1:{n}}} subgraphs", calls(s6[n]), pub)
-    base = _us(s6[2])
-    for n, pub in zip((4, 8, 64), (9.97, 16.76, 112.86)):
-        ratio("S6", f"E2E {{-1:{n}}} / {{-1:2}}", _us(s6[n]) / base, pub / 8.06,
-              "" if n == 4 else "merged members overlap their GM loads in our task model; "
-              "the board runs a merged subgraph's members back to back")
-    s7 = {"{}": cases.elementwise((4, 256)), "{-2:0}": cases.elementwise((4, 256), {-2: 0})}
-    count("S7", "tile (4,256) {} subgraphs", calls(s7["{}"]), 256)
-    count("S7", "tile (4,256) {-2:0} subgraphs", calls(s7["{-2:0}"]), 52)
-    ratio("S7", "E2E {} / {-2:0}", _us(s7["{}"]) / _us(s7["{-2:0}"]), 54.48 / 21.34)
-    s8 = {t: cases.rmsnorm_like(t) for t in [(8, 1024), (16, 1024), (8, 256), (8, 128),
-                                             (32, 256)]}
-    for (t, k), pub, e2e in zip(s8.items(), (8, 4, 8, 8, 2), (3.94, 4.17, 7.33, 10.93, 8.91)):
-        count("S8", f"tile {t} subgraphs", calls(k), pub)
-        ratio("S8", f"E2E tile {t} / (8,1024)", _us(k) / _us(s8[(8, 1024)]), e2e / 3.94)
-    s12 = {n: cases.stitch_loop(n) for n in (2, 4, 8, 16, 64, 128)}
-    pub12 = {2: 153.89, 4: 77.07, 8: 38.66, 16: 19.45, 64: 14.65, 128: 14.65}
-    for n, k in s12.items():
-        count("S12", f"stitch {n} devTasks", k.last_run.stats["windows"], -(-64 // n))
-        if n != 2:
-            ratio("S12", f"E2E stitch 2 / stitch {n}", _us(s12[2]) / _us(k),
-                  pub12[2] / pub12[n])
-    s14 = {m: cases.matmul_l1(m) for m in (2048, 8192, 16384)}
-    for (m, k), pub in zip(s14.items(), (16, 64, 64)):
-        count("S14", f"M={m} subgraphs (auto L1 reuse)", calls(k), pub)
-    ratio("S14", "E2E M=8192 / M=2048", _us(s14[8192]) / _us(s14[2048]), 22.01 / 6.58)
-    s15 = {n: cases.matmul_l1(8192, {-1: n}) for n in (1, 2, 4, 8)}
-    for (n, k), pub, e2e in zip(s15.items(), (64, 32, 16, 8), (22.01, 16.97, 11.64, 18.94)):
-        count("S15", f"l1_reuse {{-1:{n}}} subgraphs", calls(k), pub)
-        if n != 1:
-            ratio("S15", f"E2E {{-1:1}} / {{-1:{n}}}", _us(s15[1]) / _us(k), 22.01 / e2e)
-    s16 = {e: cases.split_k(e) for e in (False, True)}
-    count("S16", "split-K off subgraphs", calls(s16[False]), 1)
-    count("S16", "split-K on subgraphs", calls(s16[True]), 36)
-    ratio("S16", "E2E off / on", _us(s16[False]) / _us(s16[True]), 88.50 / 53.82)
-    s17 = {v: cases.tile_match(v) for v in ("matched", "mismatched", "scope")}
-    for (v, k), pub in zip(s17.items(), (8, 16, 4)):
-        count("S17", f"{v} subgraphs", calls(k), pub)
-    ratio("S17", "E2E mismatched / matched", _us(s17["mismatched"]) / _us(s17["matched"]),
-          11.84 / 4.39)
-    # §6.1 targets
-    sys.path.insert(0, HERE)
-    import glm_attention
-    glm = {n: glm_attention.run(n, batch=8, kv_len=2048) for n in (1, 128, 512)}
-    ratio("6.1 #1", "glm kernel stitch 1 / 128", _us(glm[1], "kernel_cycles")
-          / _us(glm[128], "kernel_cycles"), 1230 / 180,
-          "our window barrier costs less than the board's (a window's tasks overlap)")
-    ratio("6.1 #1", "glm E2E stitch 1 / 128", _us(glm[1]) / _us(glm[128]), 1590 / 803)
-    ratio("6.1 #2", "glm kernel stitch 128 / 512", _us(glm[128], "kernel_cycles")
-          / _us(glm[512], "kernel_cycles"), 180 / 150)
-    ratio("6.1 #2", "glm E2E stitch 128 / 512", _us(glm[128]) / _us(glm[512]), 803 / 977)
-    mm = {b: cases.narrow_matmul(b) for b in (False, True)}
-    ratio("6.1 #3", "matmul 884736x16 / block-diagonal (kernel)",
-          _us(mm[False], "kernel_cycles") / _us(mm[True], "kernel_cycles"), 500 / 40)
-    ratio("6.1 #3", "block-diagonal kernel us / 40 us", _us(mm[True], "kernel_cycles") / 40,
-          1.0)
-    qp = {"off": cases.q_projection(None), "on": cases.q_projection({-1: 4})}
-    ratio("6.1 #6", "Q projection L1 reuse off / on (kernel)",
-          _us(qp["off"], "kernel_cycles") / _us(qp["on"], "kernel_cycles"), 56 / 49,
-          "stand-in shapes (QuantIndexerProlog's are not published); merging 4 blocks "
-          "leaves 6 tasks for 24 AIC cores, so reuse loses here")
-    for group in (s6, s7, s8, s12, s14, s15, s16, s17, glm, mm, qp):
-        runs.extend(k.last_run for k in group.values())
-    return rows, runs
+    import fidelity
+    hardware, kernels = fidelity.hardware_rows(suite, log)
+    cost_model, runs = fidelity.cost_model_rows(suite, log)
+    return hardware + cost_model, [k.last_run for k in kernels] + runs
 
 
 # ---- 3. simulator scaling --------------------------------------------------------------------
@@ -504,15 +398,9 @@ def markdown(res: dict) -> str:
                        f"{r['ours']:.2f} | {r['tasks']} |")
         out.append("")
     if "fidelity" in res:
-        out += ["## 2. Fidelity to published figures (compiler_runtime.md §6.1, §6.3)", "",
-                "Counts must match exactly; ratios within ±30 % of the published ratio.", "",
-                "| case | quantity | ours | published | | note |", "|---|---|---:|---:|---|---|"]
-        for r in res["fidelity"]:
-            fmt = (lambda v: f"{v}") if r["kind"] == "count" else (lambda v: f"{v:.2f}")
-            out.append(f"| {r['case']} | {r['setup']} | {fmt(r['ours'])} | "
-                       f"{fmt(r['published'])} | {'ok' if r['ok'] else '**off**'} | "
-                       f"{r['note']} |")
-        out.append("")
+        sys.path.insert(0, HERE)
+        import fidelity
+        out += fidelity.markdown(res["fidelity"])
     if "scaling" in res:
         out += ["## 3. Simulator scaling (synthetic task graphs)", "",
                 "Target: >= 200k tasks/s; 1M tasks in < 10 s and < 2 GB.", "",

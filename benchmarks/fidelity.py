@@ -1,0 +1,266 @@
+"""The fidelity section of the benchmark suite: our simulated ratios next to published ones, in
+two parts that must not be mixed (issue 15).
+
+- **Hardware** (compiler_runtime.md §6.1): what the guide and its case studies measured on
+  Atlas A2/A3 boards, on our models of those kernels (examples/models/) or on stand-ins where
+  the shapes are not published (marked). Target: every direction right, >= 80 % of the ratios
+  within +-30 %, absolute kernel times within +-50 % where the guide gives the shape.
+- **0.2.0 cost model** (§6.3): PyPTO's own simulator in SIM mode, "relative only": subgraph,
+  leaf and devTask counts must match exactly; ratios need only the right direction.
+
+Each row names the mechanism of our model that carries it (docs/calibration.md says where
+each mechanism's constants come from and which were fitted on which rows).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+# Why a ratio family is beyond 30 % of the cost model's (docs/calibration.md tracks them).
+_NOTES = {
+    "S6": "the cost model pays each merged member's 1400-cycle copy-in serially; our members "
+          "overlap their loads within the task",
+    "S7": "tiny tasks are cheaper here than in the cost model (task head + per-op sync)",
+    "S8": "a split reduce axis adds partial/combine vector ops; the cost model charges them "
+          "its large fixed per-op latencies",
+    "S12": "a devTask boundary costs ~1 us here vs ~4.7 us in the cost model (build + launch)",
+    "S14": "per-task cost grows more slowly with M here (L2 hits on the shared B panel)",
+    "S15": "merging more L1-reuse blocks overlaps their loads here",
+    "S17": "the GM round trip between mismatched tiles is cheaper here",
+}
+
+# The mechanism of our model each family turns on.
+_MECHANISM = {
+    "S6": "task head + per-op sync vs more parallel tasks (vec NBuffer merge)",
+    "S7": "task head + dispatch per tiny task",
+    "S8": "vector per-op cost (issue + repeats + sync) of partial/combine ops",
+    "S12": "window build + launch per devTask",
+    "S14": "L2 reuse of the B panel, bandwidth shares",
+    "S15": "L1 reuse: shared A loads paid once vs fewer parallel tasks",
+    "S16": "split-K: more parallel cube tasks + vector adds",
+    "S17": "GM round trip between mismatched tiles",
+}
+
+
+def _same_direction(ours: float, published: float, flat: float = 0.05) -> bool:
+    """Both ratios say "faster", both "slower", or the published one is flat (within 5 %) and
+    ours within 30 % of it."""
+    if abs(published - 1) <= flat:
+        return abs(ours - 1) <= 0.3
+    return (ours > 1) == (published > 1)
+
+
+def _us(k, key="e2e_cycles"):
+    r = k.last_run
+    return r.us(r.stats[key])
+
+
+def cost_model_rows(suite: str, log: Callable = print) -> tuple[list[dict], list]:
+    """§6.3: the 0.2.0 wheel's SIM-mode counts (exact) and ratios (direction and shape)."""
+    import cases
+    rows, runs = [], []
+
+    def count(case, setup, ours, published, note=""):
+        ok = ours == published
+        rows.append({"part": "cost model", "kind": "count", "case": case, "setup": setup,
+                     "ours": ours, "published": published, "ok": ok, "note": note,
+                     "mechanism": "compiler structure (passes/)"})
+        log(f"  {case} {setup}: {ours} vs {published} {'ok' if ok else 'DIFF'}")
+
+    def ratio(case, setup, ours, published, note=""):
+        ok = _same_direction(ours, published)
+        within = abs(ours / published - 1) <= 0.3
+        note = note or ("" if within else _NOTES.get(case, ""))
+        rows.append({"part": "cost model", "kind": "ratio", "case": case, "setup": setup,
+                     "ours": ours, "published": published, "ok": ok, "within": within,
+                     "note": note, "mechanism": _MECHANISM.get(case, "")})
+        log(f"  {case} {setup}: {ours:.2f} vs {published:.2f} "
+            f"{'direction ok' if ok else 'WRONG DIRECTION'}{'' if within else ' (beyond 30 %)'}")
+
+    def calls(k):
+        return cases._root_calls(k)
+
+    ks = {t: cases.elementwise(t) for t in [(32, 512), (16, 1024)]}
+    for t, k in ks.items():
+        count("S2", f"tile {t} subgraphs", calls(k), 16)
+        runs.append(k.last_run)
+    if suite == "smoke":
+        return rows, runs
+    s6 = {n: cases.elementwise((8, 512), {-2: 1, -1: n}) for n in (2, 4, 8, 64)}
+    for n, pub in zip((2, 4, 8, 64), (32, 16, 8, 1)):
+        count("S6", f"vec_nbuffer {{-1:{n}}} subgraphs", calls(s6[n]), pub)
+    base = _us(s6[2])
+    for n, pub in zip((4, 8, 64), (9.97, 16.76, 112.86)):
+        ratio("S6", f"E2E {{-1:{n}}} / {{-1:2}}", _us(s6[n]) / base, pub / 8.06)
+    s7 = {"{}": cases.elementwise((4, 256)), "{-2:0}": cases.elementwise((4, 256), {-2: 0})}
+    count("S7", "tile (4,256) {} subgraphs", calls(s7["{}"]), 256)
+    count("S7", "tile (4,256) {-2:0} subgraphs", calls(s7["{-2:0}"]), 52)
+    ratio("S7", "E2E {} / {-2:0}", _us(s7["{}"]) / _us(s7["{-2:0}"]), 54.48 / 21.34)
+    s8 = {t: cases.rmsnorm_like(t) for t in [(8, 1024), (16, 1024), (8, 256), (8, 128),
+                                             (32, 256)]}
+    for (t, k), pub, e2e in zip(s8.items(), (8, 4, 8, 8, 2), (3.94, 4.17, 7.33, 10.93, 8.91)):
+        count("S8", f"tile {t} subgraphs", calls(k), pub)
+        ratio("S8", f"E2E tile {t} / (8,1024)", _us(k) / _us(s8[(8, 1024)]), e2e / 3.94)
+    s12 = {n: cases.stitch_loop(n) for n in (2, 4, 8, 16, 64, 128)}
+    pub12 = {2: 153.89, 4: 77.07, 8: 38.66, 16: 19.45, 64: 14.65, 128: 14.65}
+    for n, k in s12.items():
+        count("S12", f"stitch {n} devTasks", k.last_run.stats["windows"], -(-64 // n))
+        if n != 2:
+            ratio("S12", f"E2E stitch 2 / stitch {n}", _us(s12[2]) / _us(k),
+                  pub12[2] / pub12[n])
+    s14 = {m: cases.matmul_l1(m) for m in (2048, 8192, 16384)}
+    for (m, k), pub in zip(s14.items(), (16, 64, 64)):
+        count("S14", f"M={m} subgraphs (auto L1 reuse)", calls(k), pub)
+    ratio("S14", "E2E M=8192 / M=2048", _us(s14[8192]) / _us(s14[2048]), 22.01 / 6.58)
+    s15 = {n: cases.matmul_l1(8192, {-1: n}) for n in (1, 2, 4, 8)}
+    for (n, k), pub, e2e in zip(s15.items(), (64, 32, 16, 8), (22.01, 16.97, 11.64, 18.94)):
+        count("S15", f"l1_reuse {{-1:{n}}} subgraphs", calls(k), pub)
+        if n != 1:
+            ratio("S15", f"E2E {{-1:1}} / {{-1:{n}}}", _us(s15[1]) / _us(k), 22.01 / e2e)
+    s16 = {e: cases.split_k(e) for e in (False, True)}
+    count("S16", "split-K off subgraphs", calls(s16[False]), 1)
+    count("S16", "split-K on subgraphs", calls(s16[True]), 36)
+    ratio("S16", "E2E off / on", _us(s16[False]) / _us(s16[True]), 88.50 / 53.82)
+    s17 = {v: cases.tile_match(v) for v in ("matched", "mismatched", "scope")}
+    for (v, k), pub in zip(s17.items(), (8, 16, 4)):
+        count("S17", f"{v} subgraphs", calls(k), pub)
+    ratio("S17", "E2E mismatched / matched", _us(s17["mismatched"]) / _us(s17["matched"]),
+          11.84 / 4.39)
+    for group in (s6, s7, s8, s12, s14, s15, s16, s17):
+        runs.extend(k.last_run for k in group.values())
+    return rows, runs
+
+
+def _variant(model: str, prefix: str):
+    """Run the examples/models variant whose name starts with `prefix` at full size, timing
+    only (benchmarks/models.py); its kernel."""
+    import models
+    variant = next(v for v in models.MODELS[model]("full") if v.name.startswith(prefix))
+    _, kernel = models.measure(variant, variant.inputs())
+    return kernel
+
+
+def hardware_rows(suite: str, log: Callable = print) -> tuple[list[dict], list]:
+    """§6.1: the boards' published effects on our models of the guide's kernels."""
+    import cases
+    rows, kernels = [], []
+
+    def ratio(case, setup, ours, published, mechanism, note=""):
+        within = abs(ours / published - 1) <= 0.3
+        rows.append({"part": "hardware", "kind": "ratio", "case": case, "setup": setup,
+                     "ours": ours, "published": published, "ok": _same_direction(ours, published),
+                     "within": within, "note": note, "mechanism": mechanism})
+        log(f"  {case} {setup}: {ours:.2f} vs {published:.2f} {'ok' if within else 'OUT'}")
+
+    def absolute(case, setup, ours_us, low_us, high_us, mechanism, note=""):
+        within = low_us / 1.5 <= ours_us <= high_us * 1.5
+        rows.append({"part": "hardware", "kind": "us", "case": case, "setup": setup,
+                     "ours": ours_us, "published": (low_us, high_us), "ok": within,
+                     "within": within, "note": note, "mechanism": mechanism})
+        log(f"  {case} {setup}: {ours_us:.1f} us vs {low_us}-{high_us} us "
+            f"{'ok' if within else 'OUT'}")
+
+    def kernel_us(k):
+        return _us(k, "kernel_cycles")
+
+    mm = {"narrow": cases.narrow_matmul(False), "block": cases.narrow_matmul(True)}
+    kernels += mm.values()
+    ratio("#3", "matmul (884736,16)x(16,16), L1 reuse {-1:4} / block-diagonal (kernel)",
+          kernel_us(mm["narrow"]) / kernel_us(mm["block"]), 500 / 40,
+          "transfer shape: 32-byte ND2NZ rows, 64-byte NZ2ND rows, fixpipe row floor")
+    absolute("#3", "block-diagonal (221184,64)x(64,64) kernel", kernel_us(mm["block"]), 40, 40,
+             "HBM reads + L2 write-back, 128-byte rows")
+    if suite == "smoke":
+        return rows, kernels
+    glm = {n: _variant("glm_attention", f"blocks outer, stitch {n} ") for n in (1, 128, 512)}
+    kernels += glm.values()
+    glm_note = "GLM-4.5 decode at batch 8, 16k cache (2,048 root instances); the guide's size " \
+               "is not published"
+    ratio("#1", "glm attention kernel, stitch 1 / 128", kernel_us(glm[1]) / kernel_us(glm[128]),
+          1230 / 180, "window boundaries: build + launch per devTask, windows in sequence",
+          glm_note)
+    ratio("#1", "glm attention E2E, stitch 1 / 128", _us(glm[1]) / _us(glm[128]), 1590 / 803,
+          "window boundaries; the first window's build before any task", glm_note)
+    ratio("#2", "glm attention kernel, stitch 128 / 512",
+          kernel_us(glm[128]) / kernel_us(glm[512]), 180 / 150,
+          "fewer window boundaries vs scheduler threads resolving a 512-instance window",
+          glm_note)
+    ratio("#2", "glm attention E2E, stitch 128 / 512", _us(glm[128]) / _us(glm[512]), 803 / 977,
+          "window build grows with instances and cross-instance edges", glm_note)
+    idx = {n: _variant("indexer_prolog", n) for n in ("aligned", "small_m", "l1_reuse")}
+    kernels += idx.values()
+    idx_note = "our DeepSeek-V3.2 indexer prolog (batch 4); the case study's op differs in detail"
+    ratio("#5", "indexer prolog, cube [128,128]x3 / m=16 tiles",
+          kernel_us(idx["aligned"]) / kernel_us(idx["small_m"]), 76 / 56,
+          "cube at small m: MAD heads, L0 loads, GM rows per tile", idx_note)
+    ratio("#6", "indexer prolog, L1 reuse off / on", kernel_us(idx["small_m"])
+          / kernel_us(idx["l1_reuse"]), 56 / 49, "L1 reuse: a shared load paid once", idx_note)
+    mat = {n: _variant("matmul_6144", f"{n} (") for n in ("plain", "loops")}
+    kernels += mat.values()
+    ratio("#7", "matmul 6144^3 FP16, recommended tiles / L2-aware outer loops",
+          kernel_us(mat["plain"]) / kernel_us(mat["loops"]), 2.1 / 1.6,
+          "L2 reuse across cores (LRU L2, HBM/L2 bandwidth shares)")
+    absolute("#7", "matmul 6144^3, recommended tiles", kernel_us(mat["plain"]), 2100, 2100,
+             "cube roofline + L2/HBM traffic")
+    absolute("#7", "matmul 6144^3, L2-aware outer loops", kernel_us(mat["loops"]), 1600, 1600,
+             "cube roofline + L2/HBM traffic")
+    gdn = {n: _variant("gated_deltanet", f"{n} (") for n in ("inverse_16x16", "inverse_16x64",
+                                                             "prefill")}
+    kernels += gdn.values()
+    gdn_note = "stand-in: whole GDN prefill kernel (B=2, T=8192); the guide times the inverse alone"
+    ratio("#12", "GDN inverse 8 x [16,16] / 2 x [16,64] blocks",
+          kernel_us(gdn["inverse_16x16"]) / kernel_us(gdn["inverse_16x64"]), 8 * 22 / (2 * 62),
+          "vector per-op cost (issue + repeats + sync), UB in/out copies", gdn_note)
+    ratio("#13", "GDN inverse 8 x [16,16] / one [16,128] block",
+          kernel_us(gdn["inverse_16x16"]) / kernel_us(gdn["prefill"]), 8 * 28 / 49,
+          "vector per-op cost; state kept in UB", gdn_note)
+    return rows, kernels
+
+
+def markdown(rows: list[dict]) -> list[str]:
+    """The two tables: hardware rows first, then the cost model's."""
+    out = ["## 2. Fidelity to published figures", ""]
+    hw = [r for r in rows if r.get("part") == "hardware"]
+    cm = [r for r in rows if r.get("part", "cost model") == "cost model"]
+    if hw:
+        ratios = [r for r in hw if r["kind"] == "ratio"]
+        within = sum(r["within"] for r in ratios)
+        right = sum(r["ok"] for r in ratios)
+        out += ["### 2a. Hardware (compiler_runtime.md §6.1: Atlas A2/A3 measurements)", "",
+                f"Directions right: {right} of {len(ratios)}; within ±30 %: {within} of "
+                f"{len(ratios)} (target 80 %); absolute kernel times within ±50 % of the "
+                "guide's.", "",
+                "| case | quantity | ours | published | ours / published | ±30 % | mechanism "
+                "| note |", "|---|---|---:|---:|---:|---|---|---|"]
+        for r in hw:
+            if r["kind"] == "us":
+                lo, hi = r["published"]
+                pub = f"{lo} µs" if lo == hi else f"{lo}-{hi} µs"
+                rel = r["ours"] / ((lo + hi) / 2)
+                out.append(f"| {r['case']} | {r['setup']} | {r['ours']:.1f} µs | {pub} | "
+                           f"{rel:.2f} | {'ok' if r['ok'] else '**off** (±50 %)'} | "
+                           f"{r['mechanism']} | {r['note']} |")
+            else:
+                verdict = "ok" if r["within"] else ("**off**" if r["ok"]
+                                                    else "**off, wrong direction**")
+                out.append(f"| {r['case']} | {r['setup']} | {r['ours']:.2f} | "
+                           f"{r['published']:.2f} | {r['ours'] / r['published']:.2f} | "
+                           f"{verdict} | {r['mechanism']} | {r['note']} |")
+        out.append("")
+    if cm:
+        out += ["### 2b. The 0.2.0 cost model (compiler_runtime.md §6.3: SIM mode, relative "
+                "only)", "",
+                "Counts must match exactly; a ratio needs the right direction (a flat published "
+                "ratio: ours within 30 %).", "",
+                "| case | quantity | ours | published | | mechanism | note |",
+                "|---|---|---:|---:|---|---|---|"]
+        for r in cm:
+            fmt = (lambda v: f"{v}") if r["kind"] == "count" else (lambda v: f"{v:.2f}")
+            verdict = "ok" if r["ok"] else ("**differs**" if r["kind"] == "count"
+                                            else "**wrong direction**")
+            if r["kind"] == "ratio" and r["ok"] and not r.get("within", True):
+                verdict = "direction ok (beyond 30 %)"
+            out.append(f"| {r['case']} | {r['setup']} | {fmt(r['ours'])} | "
+                       f"{fmt(r['published'])} | {verdict} | {r.get('mechanism', '')} | "
+                       f"{r['note']} |")
+        out.append("")
+    return out
