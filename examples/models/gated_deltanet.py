@@ -231,6 +231,85 @@ def make_kernel(cfg: GdnConfig):
     return gated_deltanet
 
 
+INVERSE = GdnConfig(batch=1, seq=128, heads=1)   # the guide's inverse study: one [128,128] chunk
+INVERSE_FORMS = {"16x16": 1, "16x64": 4, "16x128": 8}   # form -> inv_blocks (blocks per tile)
+
+
+def make_inverse_kernel(cfg: GdnConfig):
+    """The triangular inverse alone, at the guide's size (B = 1, T = 128, H = 1: one
+    [C, C] chunk tile), as the case study timed it (compiler_runtime.md §6.1 #10-#13): from
+    N = -A [C, C] (strictly lower) to the inverses of its 16 x 16 diagonal blocks side by side,
+    x_cat [16, C]. Two stages: "block_fold", the cube matmuls that put the diagonal blocks side
+    by side and spread row i's coefficients (as in `make_kernel`), and "row_inverse", the row
+    recurrence (`_block_inverse`) whose vector tile [16, 16 inv_blocks] makes it
+    chunk / (16 inv_blocks) isomorphic row-update tasks: 8 x [16, 16], 2 x [16, 64] or one
+    [16, 128]. The state of the recurrence stays in UB in every form (one subgraph per tile).
+    `inverse_time_us` reads off the time of the "row_inverse" tasks."""
+    cfg.check()
+    c = cfg.chunk
+    f32 = pypto.DT_FP32
+
+    @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
+    def gdn_inverse(n: pypto.Tensor([c, c], f32), block_diag: pypto.Tensor([c, c], f32),
+                    fold: pypto.Tensor([BLOCK, c], f32),
+                    select: pypto.Tensor([c, BLOCK * c], f32),
+                    eye16: pypto.Tensor([BLOCK, BLOCK], f32),
+                    eye_cat: pypto.Tensor([BLOCK, c], f32),
+                    x_out: pypto.Tensor([BLOCK, c], f32)):
+        pypto.set_cube_tile_shapes([c, c], [64, 128], [128, 128])
+        pypto.set_semantic_label("block_fold")
+        pypto.set_vec_tile_shapes(c, 128)
+        n_cat = pypto.matmul(fold, n * block_diag, f32)
+        n_t_cat = pypto.matmul(fold, pypto.transpose(n, 0, 1) * block_diag, f32)
+        coef = pypto.matmul(n_t_cat, select, f32)              # [16, 16 C]
+        pypto.set_semantic_label("row_inverse")
+        x_out[0:, 0:] = _block_inverse(n_cat, coef, eye16, eye_cat, cfg)
+    return gdn_inverse
+
+
+def inverse_input(cfg: GdnConfig = INVERSE, seed: int = 0) -> torch.Tensor:
+    """N = -A [C, C] of the first chunk of the first pair of `make_inputs(cfg)`: A = diag(b)
+    K K^T * Gamma, strictly lower (what `make_kernel` builds on chip)."""
+    q, k, v, g, beta = make_inputs(cfg, seed)
+    c = cfg.chunk
+    kc, gc, bc = k[0, :c], g[0, :c], beta[0, :c]
+    gam = torch.cumsum(gc, 0)
+    lower = torch.tril(torch.ones(c, c))
+    decay = torch.exp((gam[:, None] - gam[None, :]) * lower) * lower
+    return -(kc @ kc.T) * decay * bc[:, None] * torch.tril(torch.ones(c, c), -1)
+
+
+def inverse_golden(n: torch.Tensor) -> torch.Tensor:
+    """(I - N_b)^-1 of every 16 x 16 diagonal block of n, side by side [16, C] (float64)."""
+    c = n.shape[0]
+    eye = torch.eye(BLOCK, dtype=torch.float64)
+    return torch.cat([torch.linalg.inv(eye - n[b:b + BLOCK, b:b + BLOCK].double())
+                      for b in range(0, c, BLOCK)], dim=1)
+
+
+def run_inverse(form: str = "16x128", check: bool = True, base: GdnConfig = INVERSE):
+    """The inverse alone in one of `INVERSE_FORMS` (checked against `inverse_golden`);
+    returns the kernel (its `last_run` holds the timeline)."""
+    cfg = replace(base, inv_blocks=INVERSE_FORMS[form])
+    kernel = make_inverse_kernel(cfg)
+    n = inverse_input(cfg)
+    consts = constants(cfg)
+    x = torch.zeros(BLOCK, cfg.chunk)
+    kernel(n, *(consts[key] for key in ("block_diag", "fold", "select", "eye16", "eye_cat")), x)
+    if check:
+        torch.testing.assert_close(x.double(), inverse_golden(n), rtol=1e-4, atol=1e-5)
+    return kernel
+
+
+def inverse_time_us(kernel, label: str = "row_inverse") -> tuple[int, float]:
+    """(tasks, summed duration in us) of the kernel's last run's tasks labelled `label`: the
+    inverse's time as the case study reports it ("8 tasks x 22 us"), i.e. the AIV time its
+    row-update tasks take, not the wall time (those tasks run side by side on 8 cores)."""
+    run = kernel.last_run
+    spans = [r.end - r.start for r in run.tasks if r.task.label == label]
+    return len(spans), run.us(sum(spans))
+
+
 def constants(cfg: GdnConfig) -> dict[str, torch.Tensor]:
     """The kernel's constant 0/1 matrices, in its argument order. Masks: lower (i >= j),
     strict (i > j), block_diag (same 16-block). fold [16, C] = 16 x 16 identities side by

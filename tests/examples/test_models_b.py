@@ -124,6 +124,20 @@ def test_gdn_only_the_state_recurrence_crosses_chunks(gdn_runs):
         assert crossing == {"state_update"}, name
 
 
+def test_gdn_inverse_alone_in_the_guides_three_forms(gdn):
+    """The inverse-only kernel (one [128, 128] chunk, B = T/128 = H = 1) matches the float64
+    inverses of the diagonal blocks in each form; its row-update tasks are 8 x [16, 16],
+    2 x [16, 64] or one [16, 128], and their summed time falls as the blocks are concatenated
+    (the guide's #12 / #13 direction)."""
+    times = {}
+    for form, tasks in (("16x16", 8), ("16x64", 2), ("16x128", 1)):
+        kernel = gdn.run_inverse(form)                    # asserts against inverse_golden
+        n, us = gdn.inverse_time_us(kernel)
+        assert n == tasks, form
+        times[form] = us
+    assert times["16x16"] > times["16x64"] > times["16x128"] > 0
+
+
 def test_gdn_inverse_tiles_set_the_row_update_subgraphs(gdn_runs):
     """The row recurrence on the diagonal blocks side by side ([16, 128]) is 8 isomorphic
     [16, 16] subgraphs per chunk, 2 of [16, 64], or one of [16, 128]."""

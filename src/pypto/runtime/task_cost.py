@@ -6,8 +6,9 @@ costs nothing but the task head); data a task keeps on chip costs nothing; GM tr
 crosses subgraphs, blocks or kernel boundaries (hw_model §3.4, §4).
 
 Per tile op:
-- AIV compute: vector cycles = issue + repeats(valid bytes) x cycles/repeat + sync; each input
-  read from GM adds MTE2 bytes; an output other tasks read adds MTE3 bytes;
+- AIV compute: vector cycles = issue + repeats(valid bytes) x cycles/repeat + sync per
+  instruction (`_vector`: a broadcast operand adds an expand, a column reduction folds its rows
+  pairwise); each input read from GM adds MTE2 bytes; an output other tasks read adds MTE3 bytes;
 - copy-out (assemble / move): MTE3 bytes of the written region (plus MTE2 when its input is
   read from GM);
 - cube (matmul block): MTE2 = A and B panels (shared L1 loads counted once), MTE1 = L1->L0
@@ -107,12 +108,7 @@ class CallCost:
         if op.core == AIC and op.opcode == "MATMUL":
             _cube(totals, op, windows, spec)
         else:
-            in_bytes = max((_numel(w[1]) * bytes_of(r.value.dtype)
-                            for r, w in zip(op.inputs, windows)), default=0)
-            work = max(in_bytes, out_bytes)
-            if work:
-                totals.vector_cycles += spec.vector_cycles(
-                    _vector_class(op.opcode, op.output.value.dtype.name), work)
+            totals.vector_cycles += _vector(op, windows, out_valid, out_bytes, spec)
         if op.output.value.id in escaping and out_bytes:
             totals.mte3_bytes += out_bytes
             self.writes.append((op.output.value.storage.id, at, last, layout))
@@ -148,6 +144,64 @@ class CallCost:
             offs, valid = windows[at][i]
             task.writes.append((sid, offs, valid))
             task.write_layouts.append(layout)
+
+
+def _vector(op: TileOp, windows: tuple, out_valid: tuple[int, ...], out_bytes: int,
+            spec: MachineSpec) -> float:
+    """Vector cycles of one tile op: the instructions it lowers to, each paying its issue,
+    its repeats and the inter-op sync (hw_model §3.3-3.4; hw_costs §4: ~22-24 cycles of
+    overhead per instruction, measured). A tile op is one instruction, except:
+    - a broadcast operand (valid extent 1 on an axis where the output's is larger) is first
+      expanded to the output's shape by an instruction of its own (PTO tile ops take operands
+      of equal shape; the expand is a brcb / copy at 1 cycle per repeat, hw_model §3.3);
+    - a reduction over a non-tail axis (a column sum over rows) has no instruction of its own:
+      the vector unit reduces within a repeat (vcadd / vcmax), i.e. along the tail, so the
+      rows are folded pairwise, one binary instruction per halving (ceil(log2 rows) of them,
+      over half the remaining rows each)."""
+    in_bytes = max((_numel(w[1]) * bytes_of(r.value.dtype)
+                    for r, w in zip(op.inputs, windows)), default=0)
+    work = max(in_bytes, out_bytes)
+    if not work:
+        return 0.0
+    cls = _vector_class(op.opcode, op.output.value.dtype.name)
+    cycles = 0.0
+    if op.opcode in _REDUCE and op.inputs:
+        rows = _rows_folded(op, windows[0][1])
+        if rows:
+            # pairwise folding of the reduced rows: binary instructions on the halves
+            rest = _numel(windows[0][1]) // rows
+            itemsize = bytes_of(op.inputs[0].value.dtype)
+            while rows > 1:
+                half = rows // 2
+                cycles += spec.vector_cycles("binary", half * rest * itemsize)
+                rows -= half
+            return cycles
+    cycles += spec.vector_cycles(cls, work)
+    n_out = _numel(out_valid)
+    for r, (_, valid) in zip(op.inputs, windows):
+        if len(valid) == len(out_valid) and _numel(valid) < n_out and \
+                any(v == 1 and o > 1 for v, o in zip(valid, out_valid)):
+            cycles += spec.vector_cycles("unary", n_out * bytes_of(r.value.dtype))
+    return cycles
+
+
+_REDUCE = frozenset({"REDUCE_SUM", "REDUCE_MEAN", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"})
+
+
+def _rows_folded(op: TileOp, valid: tuple[int, ...]) -> int:
+    """How many rows a reduction over non-tail axes folds (their valid extents' product);
+    0 when it reduces the tail axis (one vcadd-type instruction does that)."""
+    dims = op.attrs.get("dims", op.src.attrs.get("dims"))
+    if dims is None:
+        return 0
+    rank = len(valid)
+    axes = {d % rank for d in (dims if isinstance(dims, (list, tuple)) else (dims,))}
+    if not axes or rank - 1 in axes:
+        return 0
+    rows = 1
+    for d in axes:
+        rows *= valid[d]
+    return rows
 
 
 def _as_read(region: Region, valid: tuple[int, ...]) -> tuple[int, ...]:
