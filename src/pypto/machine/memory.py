@@ -3,8 +3,8 @@ shares.
 
 Takes a task's GM boxes → the bytes that hit L2, the bytes that go to HBM, and the bandwidth
 each class of traffic gets while `active` tasks run. Keeps: the L2 hits are exactly those of
-the plain definition (`tests/machine/test_l2_model.py`: a line hits when fewer than
-`l2_capacity / l2_line` line accesses happened since it was last touched).
+the plain definition (`tests/machine/test_l2_lines_brought_in.py`: a line hits when fewer than
+`l2_capacity / l2_line` lines were brought into L2, i.e. missed, since it was last touched).
 """
 from __future__ import annotations
 
@@ -63,8 +63,16 @@ class _Lines:
 class L2:
     """L2 as recency stamps per GM line (`memory.l2_line` bytes).
 
-    NOTE: this approximates LRU (it counts accesses, not distinct lines) so that a contiguous
-    run of lines is one numpy slice instead of hundreds of dictionary operations. `access`
+    NOTE: this approximates LRU so that a contiguous run of lines is one numpy slice instead
+    of hundreds of dictionary operations: its clock counts the lines brought into L2 (misses),
+    and a line hits while fewer than `max_lines` came in since it was last touched. An LRU
+    evicts a line once `max_lines` distinct lines were touched after it: those brought in (all
+    counted here) and resident lines re-read (not counted), so this errs toward hits only where
+    re-reads of lines older than it push a line out. Counting every access instead (until
+    2026-12) erred toward misses far more: a resident working set re-read many times between
+    two uses of a line aged it by every re-read (the 6144^3 matmul with L2-aware loops re-reads
+    its B column views after ~650 MB of accesses but ~85 MB of distinct lines, so a 192 MiB
+    L2 keeps them; counting accesses sent 530 MB of them to HBM). `access`
     takes all of a task's reads (or writes) in one call: the per-call overhead was a third of
     the model's cost. Exact shortcuts around the numpy comparison: lines past the highest one
     touched so far are all misses (a streaming read skips the comparison), nothing hits when
@@ -133,20 +141,22 @@ class L2:
                         st.write_deferred()
                     if stamps[first] >= clock - max_lines:
                         hit += 1
-                    clock += 1
+                    else:   # a line brought in: the clock counts these (see the class)
+                        clock += 1
                     stamps[first] = clock
                 else:
                     old = clock - max_lines
                     if first >= top or st.newest < old:   # NOTE: all misses, see the class
-                        pass
+                        h = 0
                     elif st.oldest >= old and st.first <= first and (
                             seen := last if last < top else top - 1) <= st.last:
-                        hit += seen + 1 - first
+                        h = seen + 1 - first
                     else:
-                        hit += st.count_hits(first, last, old)
+                        h = st.count_hits(first, last, old)
+                    hit += h
                     if last >= top:
                         st.untouched = last + 1
-                    clock += n
+                    clock += n - h   # the lines this run brought in (see the class)
                     # this run's stamps wait; the deferred one is written unless this covers it
                     deferred = st.deferred
                     if deferred is not None and (deferred[0] < first or deferred[1] > last):
