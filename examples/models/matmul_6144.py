@@ -9,20 +9,30 @@ point (§6.2: 32 KiB of L0A/L0B each, mL1 = nL1 in the 128-256 range).
 
 What the knobs do here:
 - cube tiles: each cube subgraph is one (mL1 = 128, nL1 = 256) output block over the whole K,
-  so the plain kernel is (M/128)(N/256) = 1,152 blocks at full size; the automatic L1 reuse
-  (floor(S / 48) blocks per task) merges blocks that load the same panel: 48 tasks;
+  so the plain kernel is (M/128)(N/256) = 1,152 blocks at full size, one task each. The
+  automatic L1 reuse (floor(S / 48) blocks per task) would merge the 24 blocks that load the
+  same A row panel, but PyPTO needs the shared operand whole in L1 for that, so a very long K
+  disables it (compiler_runtime.md §4.4): at K = 6144 an A row panel is 128 x 6144 x 2 B =
+  1.5 MiB and a B column panel 3 MiB, against a 512 KiB L1. Our merge pass does not check
+  this yet, so `make_kernel` turns the automatic reuse off when the smaller panel does not fit
+  L1 (`auto_l1_reuse_fits`); at the test size (K = 256, 64 KiB panels) it still merges. Left
+  on at full size it loaded each A panel once per 24 blocks (48 tasks, 1.56 ms), which a
+  512 KiB L1 cannot do: that, not the L2, was why our plain form beat the loops;
 - L2-aware loops: `pypto.loop` over m views of 768 rows and n views of 1024 columns, one
-  matmul per (m view, n view) pair: 48 root instances of (768/128)(1024/256) = 24 blocks each.
-  Blocks of one instance share their A rows and B columns, so those panels stay in L2 while
-  the instance runs. Each body has too few blocks for the automatic L1 reuse (24 < 48), so the
-  fair comparisons are the plain kernel with L1 reuse off (`l1_reuse=1`) and the loops with
-  `l1_reuse=4` set by hand.
+  matmul per (m view, n view) pair: 48 root instances of (768/128)(1024/256) = 24 blocks each,
+  one wave on 24 cube cores (the guide's mDim = 6, nDim = 4). Blocks of one instance share
+  their A rows and B columns. Each body has too few blocks for the automatic L1 reuse
+  (24 < 48); `loops_l1_reuse` sets 4 by hand (it does not check the L1 capacity either).
 
-What our model shows: A and B (72 MiB each in FP16) fit in the modelled 192 MiB L2, so every
-variant reads 92-96% of its GM bytes from L2 and the outer loops cannot buy what they buy on
-the board (2.1 -> 1.6 ms). At full size: plain 1476 us (auto L1 reuse, 24 blocks per task,
-~314 TFLOPS), reuse off 2605 us, loops 3114 us (no automatic reuse in a 24-block body), loops
-with l1_reuse=4 2663 us. The plain kernel is the fastest; the loops only lose L1 reuse.
+What our model shows: the first wave of each form has exactly the guide's per-wave L2 hit
+ratio, 1 - (1/(nDim nL1) + 1/(mDim mL1)) / (1/nL1 + 1/mL1): 0.32 for the plain form (one A
+panel, 24 B panels) and 0.81 for the loops. After that A and B (72 MiB each) stay in the
+modelled 192 MiB L2 in both forms, so both read only the compulsory 151 MB from HBM and take
+the same time (full size, 2026-12-03: plain 2512 us, loops 2523 us; the guide: 2.1 and
+1.6 ms). The guide's 2.1 ms is about what the per-wave ratio predicts for every wave (3.5 GB
+from HBM at 1.6 TB/s), i.e. on the board B is not kept across the waves of the plain form,
+while an LRU L2 of 192 MiB keeps it (a re-read every ~78 MB of distinct lines; hw_costs §5
+measures 75.5 MB slices re-read at a 75 % hit rate). That gap is not modelled.
 
 Numerics: FP16 inputs, FP32 accumulation, one rounding to FP16 (as the cube's fixpipe does).
 Full-size numerics take 20-45 s per call on a busy 2-core host; the tests use 1536 x 2048 x 256.
@@ -38,6 +48,7 @@ from dataclasses import dataclass
 import torch
 
 import pypto
+import pypto.machine.spec
 from pypto.toolkit.example_cli import peek_run_mode, run_examples
 
 global_run_mode = peek_run_mode()
@@ -69,11 +80,22 @@ FULL = MatmulConfig()
 REDUCED = MatmulConfig(m=1536, n=2048, k=256)
 
 
+def auto_l1_reuse_fits(cfg: MatmulConfig) -> bool:
+    """Whether PyPTO's automatic L1 reuse can merge blocks of `cfg`: the shared panel (an A
+    row panel mL1 x K or a B column panel K x nL1, FP16) must fit L1 whole
+    (compiler_runtime.md §4.4: "very long K disables it")."""
+    (_, m_l1), _, (_, n_l1) = cfg.tiles
+    return min(m_l1, n_l1) * cfg.k * 2 <= pypto.machine.spec.load().l1
+
+
 def make_kernel(cfg: MatmulConfig):
-    """The jit kernel for `cfg`: c[M, N] (FP16) = a[M, K] @ b[K, N]."""
+    """The jit kernel for `cfg`: c[M, N] (FP16) = a[M, K] @ b[K, N]. With `l1_reuse` None the
+    automatic L1 reuse applies where its panel fits L1, else it is off (see the docstring)."""
     cfg.check()
-    pass_options = {} if cfg.l1_reuse is None else \
-        {"cube_l1_reuse_setting": {-1: cfg.l1_reuse}}
+    l1_reuse = cfg.l1_reuse
+    if l1_reuse is None and not auto_l1_reuse_fits(cfg):
+        l1_reuse = 1
+    pass_options = {} if l1_reuse is None else {"cube_l1_reuse_setting": {-1: l1_reuse}}
     m, n, k, mv, nv = cfg.m, cfg.n, cfg.k, cfg.m_view, cfg.n_view
 
     @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode,
@@ -126,7 +148,7 @@ def run(cfg: MatmulConfig, verbose: bool = False):
 
 
 VARIANTS = {
-    "plain": {},                                     # auto L1 reuse: 48 merged tasks at full
+    "plain": {},                                     # auto L1 reuse: off at full (K too long)
     "plain_no_reuse": {"l1_reuse": 1},               # 1,152 blocks, one task each
     "loops": {"m_view": M_VIEW, "n_view": N_VIEW},   # 48 instances x 24 blocks
     "loops_l1_reuse": {"m_view": M_VIEW, "n_view": N_VIEW, "l1_reuse": 4},  # x 6 tasks
