@@ -68,7 +68,8 @@ def test_fast_path_equals_the_model(mode, slots):
         rng = random.Random(seed * 8 + mode * 2 + slots)
         spec = dataclasses.replace(
             base, aic=rng.choice([1, 2, 24]), aiv=rng.choice([1, 3, 48]),
-            aicpu={**base.aicpu, "slots_per_core": slots},
+            aicpu={**base.aicpu, "slots_per_core": slots,
+                   "completion_cycles": rng.choice([0, 324, 5000])},
             memory={**base.memory, "l2_capacity": rng.choice([1 << 14, 1 << 20, 192 << 20])})
         tasks = _graph(rng)
         threads = rng.choice([None, 1, 2])

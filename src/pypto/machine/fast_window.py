@@ -67,7 +67,7 @@ class _FastWindow:
                     float(sim.spec.aicpu["dispatch_cycles_per_task"]), out.core, out.start,
                     out.end, out.hit, out.hbm, self.at, self.times,
                     [task_terms(t, k == AIC) for t, k in zip(tasks, graph.kinds)], sim.warm,
-                    sim.cold_start)
+                    sim.cold_start, sim.notice)
 
     def run(self) -> WindowRun:
         times, at, ready, free_slots = self.times, self.at, self.ready, self.free_slots
@@ -145,7 +145,7 @@ class _FastWindow:
         (free_slots, running, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
          thread_free, dispatched, last, made, (resolve_end, dispatch_end), memory, access,
          timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times, terms, warm,
-         cold) = self.hot
+         cold, notice) = self.hot
 
         def dispatch(ty: int, q: deque, now: float, freed: int) -> None:
             core_bw, out_core_bw, head, fill_latency, drain_latency, _ = timing[ty]
@@ -210,10 +210,11 @@ class _FastWindow:
                 heappush(running, end)
                 active += 1
                 core_of[i], start_of[i], end_of[i], hit_of[i], hbm_of[i] = g, begin, end, hit, hbm
-                codes = at.get(end)
+                seen = end + notice   # its thread sees the end then (`ModelWindow.start`)
+                codes = at.get(seen)
                 if codes is None:
-                    at[end] = [i]
-                    heappush(times, end)
+                    at[seen] = [i]
+                    heappush(times, seen)
                 else:
                     codes.append(i)
                 if not (q and free_slots[ty]):

@@ -115,7 +115,9 @@ class SimResult:
             f"cores at {self.clock_mhz} MHz",
             f"  kernel {self.us(n.kernel_cycles):.2f} us: first to last AIC/AIV task "
             f"(PyPTO's 'AICore End-to-End Time')",
-            f"  e2e {self.us(n.e2e_cycles):.2f} us: launch to the last task or AICPU event",
+            f"  e2e {self.us(n.e2e_cycles):.2f} us: launch to the last task or AICPU event"
+            + (f" ({self.us(self.stats['host_e2e_cycles']):.2f} us with the host's launch)"
+               if "host_e2e_cycles" in self.stats else ""),
             f"  tasks {n.aic_tasks} AIC / {n.aiv_tasks} AIV in {n.instances} instance(s), "
             f"{n.windows} stitch window(s) (workspace up to "
             f"{self.stats.get('workspace_bytes', 0) / 2**20:,.2f} MiB each); "

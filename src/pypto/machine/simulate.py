@@ -4,14 +4,17 @@ Takes the stitched tasks (`runtime.stitch`) → a `SimResult`. Keeps: determinis
 construction (events run in (time, order raised) order; no set iteration reaches the output).
 The model, with every constant from the machine spec:
 
+- the host launches the AICPU and AICore kernels and the AICPU starts up (`start_cycles`): a
+  host-side timer sees it (stats["host_e2e_cycles"]), the timeline starts after it;
 - AICPU control thread builds the windows (device tasks) one after another
   (`scheduling.build_cycles`), so a big window costs more to build before its first task can
   start; window w starts after it is built, handed over (launch cost) and window w-1 has
   finished;
 - scheduler threads each own a share of the cores; dispatching a task costs its thread time,
-  and so does resolving the successors of a finished task (`scheduling.SchedulerThreads`); a
-  core holds one running and one pending task (`slots_per_core`); the core a ready task goes
-  to depends on `device_sched_mode` (`scheduling.Cores.choose`);
+  and so does resolving the successors of a finished task (`scheduling.SchedulerThreads`),
+  which its thread sees `completion_cycles` after it ends (the core's completion register,
+  hw_costs §2); a core holds one running and one pending task (`slots_per_core`); the core a
+  ready task goes to depends on `device_sched_mode` (`scheduling.Cores.choose`);
 - a task's duration is `timing.task_cycles`, its GM traffic shared with the tasks running
   when it starts (`memory.Memory`: an LRU-like L2, HBM and L2 bandwidth shares, write-back);
   the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
@@ -130,7 +133,9 @@ class ModelWindow:
         cores.used[g] += 1
         heapq.heappush(self.running, end)
         out.core[i], out.start[i], out.end[i], out.hit[i], out.hbm[i] = g, begin, end, hit, hbm
-        self.events.schedule(end, (Event.DONE, i))
+        # its thread sees the end a completion latency later: only then is the slot free and
+        # the successors resolved
+        self.events.schedule(end + sim.notice, (Event.DONE, i))
 
 
 class Simulator:
@@ -146,6 +151,7 @@ class Simulator:
         self.memory = Memory(spec.memory)
         self.timing = (CoreTiming.of(spec, "AIC"), CoreTiming.of(spec, "AIV"))
         self.cold_start = float(spec.task["cold_start_cycles"])
+        self.notice = float(spec.aicpu["completion_cycles"])   # a task's end -> its thread
         self.warm = [False] * (spec.aic + spec.aiv)   # per core: it has run a task
         self.aicpu: list[AicpuRun] = []        # builds and scheduler work, in time order
         self.builds: list[AicpuRun] = []       # control thread: one build per window
@@ -172,7 +178,7 @@ class Simulator:
                                          "cross_edges": graph.cross_edges,
                                          "workspace_bytes": space}))
             self.aicpu.append(self.builds[-1])
-            launch = max(build_end + a["launch_cycles"], prev_end)
+            launch = max(build_end + a["launch_cycles"], prev_end + self.notice)
             prev_end = self.run_window(wt, graph, launch)
             self.aicpu += self.threads.end_window()
             window_stats.append((graph.instances, len(wt), graph.cross_edges, space))
@@ -213,7 +219,8 @@ class Simulator:
             runs = [where[id(t)] for t in tasks if id(t) in where]
             self.tally.add_runs(runs)
         stats = run_stats(self.tally, len(runs), self.spec.aic, self.spec.aiv, build_end,
-                          window_stats, self.builds, self.threads.records, self.threads.count)
+                          window_stats, self.builds, self.threads.records, self.threads.count,
+                          float(self.spec.aicpu["start_cycles"]))
         return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
                          self.aicpu, self.flows, stats)
 
