@@ -35,7 +35,7 @@ _NONE = float("nan")   # the end of a thread's last record when it is not of tha
 
 class _FastWindow:
     __slots__ = ("sim", "tasks", "graph", "cores", "threads", "times", "at", "free_slots",
-                 "heaps", "ready", "producer", "running", "out", "lifo", "fair", "ends", "hot")
+                 "heaps", "ready", "producer", "running", "waiting", "out", "lifo", "fair", "ends", "hot")
 
     def __init__(self, sim: Simulator, tasks: list[SimTask], graph: WindowGraph, start: float):
         n_aic, n_aiv, slots = sim.spec.aic, sim.spec.aiv, sim.slots
@@ -52,7 +52,8 @@ class _FastWindow:
             self.heaps[slots] = [(start, g) for g in range(n_aic, n_aic + n_aiv)]
         self.ready = (deque(), deque())
         self.producer: list[int | None] = [None] * len(tasks)
-        self.running: list[float] = []   # end times of running tasks (heap)
+        self.running: list[float] = []   # end times of dispatched tasks (heap)
+        self.waiting: list[float] = []   # start times of those queued behind a task (heap)
         self.out = WindowRun(len(tasks))
         self.lifo, self.fair = bool(sim.mode & 1), bool(sim.mode & 2)
         # per thread the end of its last record if that resolves / dispatches (else NaN): the
@@ -60,7 +61,7 @@ class _FastWindow:
         self.ends = tuple([r.end if r.name == kind else _NONE for r in threads.last]
                           for kind in ("resolve", "dispatch"))
         out, cores, memory = self.out, self.cores, sim.memory
-        self.hot = (self.free_slots, self.running, self.heaps, self.lifo, self.fair,
+        self.hot = (self.free_slots, self.running, self.waiting, self.heaps, self.lifo, self.fair,
                     tasks, cores.used, cores.free_at, slots,
                     threads.owner, threads.free, threads.dispatched, threads.last,
                     threads.made.append, self.ends, memory, memory.l2.access, sim.timing,
@@ -140,18 +141,16 @@ class _FastWindow:
         return self.out
 
     def _dispatcher(self) -> Callable[[int, deque, float, int], None]:
-        """`dispatch(ty, q, now, freed)`: start tasks of `q`, type `ty`'s ready queue, at `now`
-        while a core of that type is free. NOTE: a closure, not a method (one call per event)."""
-        (free_slots, running, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
+        """`dispatch(ty, q, now, freed)`: start tasks of `q` (type `ty`) at `now` while a core of
+        that type is free; NOTE: a closure, not a method (one call per event)."""
+        (free_slots, running, waiting, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
          thread_free, dispatched, last, made, (resolve_end, dispatch_end), memory, access,
          timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times, terms, warm,
          cold, notice) = self.hot
 
         def dispatch(ty: int, q: deque, now: float, freed: int) -> None:
             core_bw, out_core_bw, head, fill_latency, drain_latency, _ = timing[ty]
-            while running and running[0] <= now:
-                heappop(running)
-            active = len(running) + 1
+            active = self._running(now) + 1   # and this one
             while True:
                 g = freed if freed >= 0 else self._choose(ty, q)
                 if g < 0:
@@ -170,13 +169,12 @@ class _FastWindow:
                     made(record)
                     resolve_end[th] = _NONE
                 dispatch_end[th] = d1
-                if fair:
-                    dispatched[th] += 1
-                begin = d1 if d1 > free_at[g] else free_at[g]
+                dispatched[th] += fair   # (only read in fairness modes)
+                # queued: in the core's pending slot; then `Memory.traffic`, `task_cycles`
+                begin = free_at[g] if (queued := free_at[g] > d1) else d1
                 if not warm[g]:   # the core's cold start (`ModelWindow.start`)
                     warm[g] = True
                     begin += cold
-                # `Memory.traffic`, then `timing.task_cycles` (THE definitions; see the docstring)
                 uncached, mte2, mte3 = task.uncached, task.mte2_bytes, task.mte3_bytes
                 in_scale, compute, out_moved, t_out = terms[i]
                 reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
@@ -208,18 +206,29 @@ class _FastWindow:
                 if used < slots:
                     heappush(heaps[ty * slots + used], (end, g))
                 heappush(running, end)
-                active += 1
+                if queued:
+                    heappush(waiting, begin)
+                else:
+                    active += 1
                 core_of[i], start_of[i], end_of[i], hit_of[i], hbm_of[i] = g, begin, end, hit, hbm
                 seen = end + notice   # its thread sees the end then (`ModelWindow.start`)
                 codes = at.get(seen)
                 if codes is None:
-                    at[seen] = [i]
+                    at[seen] = codes = []
                     heappush(times, seen)
-                else:
-                    codes.append(i)
+                codes.append(i)
                 if not (q and free_slots[ty]):
                     break
         return dispatch
+
+    def _running(self, now: float) -> int:
+        """How many dispatched tasks run at `now`: not ended, not waiting in a pending slot."""
+        running, waiting = self.running, self.waiting
+        while running and running[0] <= now:
+            heappop(running)
+        while waiting and waiting[0] <= now:
+            heappop(waiting)
+        return len(running) - len(waiting)
 
     def _choose(self, ty: int, q: deque) -> int:
         """`Cores.choose` for the next task of `q`, or -1: the open-slot heaps in modes 0 and

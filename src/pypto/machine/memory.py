@@ -101,7 +101,6 @@ class L2:
         for acc, layout in zip(accs, layouts):   # NOTE: unpacked at once: zip reuses its tuple
             storage, offs, ext = acc
             shape, itemsize = layout
-            # the (first, last) lines of each contiguous run of the box
             rank = len(ext)
             if rank == 2 and ext[0] == 1 and len(shape) == 2:
                 # NOTE: fast paths: one partial row is one contiguous run, from byte lo to hi
@@ -126,10 +125,8 @@ class L2:
             st = states.get(storage)
             if st is None:
                 st = states[storage] = _Lines(int(_prod(shape) * itemsize) // line + 1)
-            if lo is not None:
-                if lo.__class__ is not int:   # sub-byte elements: whole bytes, as in `_runs`
-                    lo, hi = int(lo), int(hi)
-                runs = ((lo // line, hi // line),)
+            if lo is not None:   # (sub-byte elements: whole bytes, as in `_runs`)
+                runs = ((int(lo) // line, int(hi) // line),)
             for first, last in runs:
                 stamps = st.stamps
                 if last >= len(stamps):
