@@ -24,28 +24,37 @@ Per token t (T = batch x tokens rows):
   q[h][:64] = rotate_half RoPE;  q_int8[h], q_scale[h] = quant(q[h]) per (head, token)
   k = LayerNorm(x @ Wk) (eps 1e-6), RoPE on k[:64], k_int8, k_scale = quant(k) per token
   weights = (x @ Wproj) * 64^-0.5 * 128^-0.5                                         [T, 64]
-The Q weight is stored head-major, [64, 1536, 128] (a layout choice, as the NZ weights of the
-real kernel are one): the Q projection is a batched matmul with one [T, 128] block per head.
+The Q weight is stored head-major, [64, 1536, 128]: the Q projection is a batched matmul with
+one [T, 128] block per head. The three weights are stored NZ (`TileOpFormat.TILEOP_NZ`), as in
+PyPTO's kernel (`lightning_indexer_prolog_quant_impl.py`: w_qb INT8 NZ, wk and w_proj BF16 NZ):
+their GM -> L1 copies move contiguous fractal blocks, not one short ND row per K.
 
 Knobs (the case study's three steps):
 - `vec_tile` "aligned" (1, T, 128): dequant, RoPE and requant of a head are one fused
   subgraph, the 64 heads 64 isomorphic copies (one leaf); "unaligned" (4, T, 128) for the
   dequant: one dequant tile feeds four heads' RoPE, so the graph splits at that fan-out into
   more subgraphs and leaves;
-- `cube_tiles` "square" [128,128] x 3 vs "small_m" m = 16, k = 512 / 1024, n = 64 (Q) and
-  n = 32 (the key and weight projections over k = 7168); the int8 Q projection takes m = 32,
-  as every cube tile size must be 32-byte aligned in the input dtype (set_cube_tile_shapes'
-  documented constraint; 16 int8 rows are 16 B);
+- `cube_tiles` "square" [128,128] x 3 vs "small_m", PyPTO's own configuration for this shape
+  (test_b4_s1_2_s2_64k: q_linear m 16, k 512, n 128; k_linear m 16, k 512, n 64; w_linear
+  m 16, k 1024, n 32; the guide's "m=16, k=512/1024, n=64/32"), except that the int8 Q
+  projection takes m = 32: our set_cube_tile_shapes asks every size to be 32-byte aligned in
+  the input dtype (its documented constraint; 16 int8 rows are 16 B), PyPTO's accepts 16;
 - `l1_reuse` on the Q projection (`cube_l1_reuse_setting={"q_proj": n}`, keyed by the semantic
-  label): merges n Q cube tasks that load the same qr rows into L1.
+  label; PyPTO's configuration: {1: 4}): merges n Q cube tasks that load the same qr rows.
 
 What our model shows at full size (kernel time; the guide: ? -> 76 -> 56 -> 49 us): out of
-the box 85.6 us, aligned 94.1, small m 33.9, L1 reuse 22.1. The first two are bound by the key
-projection ([8, 7168] x [7168, 128] is a single [128, 128] block: one 66-75 us cube task),
-so the vector tiling, whose 64 one-head (or 16 four-head) subgraphs run beside it, does not
-move the kernel time; the n = 32 tiles split that projection into four blocks (13 us each).
+the box 69.8 us, aligned 80.8, small m 34.2, L1 reuse 12.6. The square forms are bound by
+the key projection ([8, 7168] x [7168, 128] is a single [128, 128] block: 12.4 us of L1 -> L0B
+moves alone); the n = 64 / 32 tiles split it and the weight projection over 2 cores each, and
+their 64 KiB L0B tiles (kL0 x nL0) leave no second L0B buffer, so loads and MADs take turns.
+Most of each time is the simulator's HBM share, which a task takes at its start (HBM
+bandwidth / tasks running then) and keeps to its end: a long cube task started beside dozens
+of short ones moves its weights at a small fraction of its core's rate long after they end.
+With a share over the task's lifetime (the tasks still running at its midpoint) the four are
+19.9, 19.9, 15.6 and 12.6 us: 1.28x and 1.23x for the guide's 1.36x and 1.14x.
 Our partitioner also fuses a four-head dequant tile with its heads' RoPE (fewer, bigger
-isomorphic subgraphs) where the guide's out-of-box graph split them.
+isomorphic subgraphs) where the guide's out-of-box graph split them, so the vector tiling
+does not make out of the box slower.
 
 Run:  python indexer_prolog.py [--list] [indexer_prolog::aligned_full] [--swimlane]
 """
@@ -67,11 +76,17 @@ ROPE_DIM = 64
 HALF = ROPE_DIM // 2
 EPS = 1e-6
 
-CUBE_TILES = {   # name -> (Q projection tiles, key / weight projection tiles)
-    "square": (([128, 128], [128, 128], [128, 128]), ([128, 128], [128, 128], [128, 128])),
-    "small_m": (([32, 32], [512, 1024], [64, 64]), ([16, 16], [512, 1024], [32, 32])),
+SQUARE = ([128, 128], [128, 128], [128, 128])
+CUBE_TILES = {   # name -> (Q projection, key projection, weight projection tiles)
+    "square": (SQUARE, SQUARE, SQUARE),
+    # PyPTO's own b4 / s1 = 2 configuration (q_linear, k_linear, w_linear of
+    # deepseekv32_lightning_indexer_prolog_quant.py test_b4_s1_2_s2_64k), but for the int8 Q
+    # projection's m = 32 (our set_cube_tile_shapes asks 32-byte sizes; PyPTO's takes 16)
+    "small_m": (([32, 32], [512, 512], [128, 128]), ([16, 16], [512, 512], [64, 64]),
+                ([16, 16], [1024, 1024], [32, 32])),
 }
 VEC_TILES = {"aligned": 1, "unaligned": 4}   # heads per dequant tile
+NZ = pypto.TileOpFormat.TILEOP_NZ   # the weights' layout in PyPTO's kernel
 
 
 @dataclass(frozen=True)
@@ -124,7 +139,7 @@ def make_kernel(cfg: IndexerConfig):
     """The jit kernel for `cfg`; see the module docstring for the math and layouts."""
     cfg.check()
     t, h, d, ql, hid = cfg.rows, cfg.heads, cfg.head_dim, cfg.q_lora, cfg.hidden
-    q_tiles, kw_tiles = CUBE_TILES[cfg.cube_tiles]
+    q_tiles, k_tiles, w_tiles = CUBE_TILES[cfg.cube_tiles]
     dequant_heads = VEC_TILES[cfg.vec_tile]
     w_scale = 1.0 / math.sqrt(h) / math.sqrt(d)
     f32, i8 = pypto.DT_FP32, pypto.DT_INT8
@@ -135,11 +150,12 @@ def make_kernel(cfg: IndexerConfig):
     @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode},
                         pass_options=pass_options)
     def indexer_prolog(qr: pypto.Tensor([1, t, ql], i8), qr_scale: pypto.Tensor([1, t, 1], f32),
-                       wq: pypto.Tensor([h, ql, d], i8), wq_scale: pypto.Tensor([h, 1, d], f32),
+                       wq: pypto.Tensor([h, ql, d], i8, format=NZ),
+                       wq_scale: pypto.Tensor([h, 1, d], f32),
                        x: pypto.Tensor([t, hid], pypto.DT_FP16),
-                       wk: pypto.Tensor([hid, d], pypto.DT_FP16),
+                       wk: pypto.Tensor([hid, d], pypto.DT_FP16, format=NZ),
                        ln_gamma: pypto.Tensor([1, d], f32), ln_beta: pypto.Tensor([1, d], f32),
-                       wproj: pypto.Tensor([hid, h], pypto.DT_FP16),
+                       wproj: pypto.Tensor([hid, h], pypto.DT_FP16, format=NZ),
                        cos: pypto.Tensor([t, HALF], f32), sin: pypto.Tensor([t, HALF], f32),
                        q_int8: pypto.Tensor([h, t, d], i8), q_scale: pypto.Tensor([h, t, 1], f32),
                        k_int8: pypto.Tensor([t, d], i8), k_scale: pypto.Tensor([t, 1], f32),
@@ -158,7 +174,7 @@ def make_kernel(cfg: IndexerConfig):
             q_int8[:, :, start:] = part
         # ---- key: matmul, LayerNorm, RoPE, requant per token
         pypto.set_semantic_label("k_proj")
-        pypto.set_cube_tile_shapes(*kw_tiles)
+        pypto.set_cube_tile_shapes(*k_tiles)
         k = pypto.matmul(x, wk, f32)                                   # [T, D]
         pypto.set_semantic_label("k_norm_rope")
         pypto.set_vec_tile_shapes(t, d)
@@ -172,6 +188,7 @@ def make_kernel(cfg: IndexerConfig):
             k_int8[:, start:] = part
         # ---- per-head weights
         pypto.set_semantic_label("weights")
+        pypto.set_cube_tile_shapes(*w_tiles)
         weights[:] = pypto.cast(pypto.matmul(x, wproj, f32) * w_scale, pypto.DT_FP16)
     return indexer_prolog
 

@@ -239,14 +239,24 @@ def test_indexer_aligned_tiles_make_one_isomorphic_subgraph_per_head(indexer, in
 
 
 def test_indexer_small_m_cube_tiles(indexer, indexer_runs):
-    """[128,128] x 3 -> n = 64 on the Q projection (two blocks per head) and n = 32 on the
-    key projection (four blocks of 128 columns)."""
+    """[128,128] x 3 -> PyPTO's b4 configuration: n = 128 on the Q projection (one block per
+    head, as before), n = 64 on the key projection (two blocks of 128 columns)."""
     heads = indexer.REDUCED.heads
     square, small = indexer_runs["aligned"], indexer_runs["small_m"]
     assert len(_label_tasks(square, "q_proj")) == heads
-    assert len(_label_tasks(small, "q_proj")) == 2 * heads
+    assert len(_label_tasks(small, "q_proj")) == heads
     assert len(_label_tasks(square, "k_proj")) == 1
-    assert len(_label_tasks(small, "k_proj")) == 128 // 32
+    assert len(_label_tasks(small, "k_proj")) == 128 // 64
+
+
+def test_indexer_weights_are_nz(indexer, indexer_runs):
+    """The three weights are stored NZ, as in PyPTO's kernel: their GM -> L1 copies move
+    contiguous fractal blocks, so they occupy little more than they carry even where a tile
+    takes 32 or 64 columns."""
+    small = indexer_runs["small_m"]
+    for label in ("q_proj", "k_proj"):
+        for t in _label_tasks(small, label):
+            assert t.mte2_moved < 1.2 * t.mte2_bytes, (label, t.mte2_moved, t.mte2_bytes)
 
 
 def test_indexer_l1_reuse_merges_q_projection_tasks(indexer, indexer_runs):

@@ -12,8 +12,9 @@ Per tile op:
 - copy-out (assemble / move): MTE3 bytes of the written region (plus MTE2 when its input is
   read from GM);
 - cube (matmul block): MTE2 = A and B panels (shared L1 loads counted once), MTE1 = L1->L0
-  bytes per K step at the effective L0A / L0B rates, cube cycles = a MAD head per L0 step +
-  ceil(m/16)·ceil(k/K0)·ceil(n/16), fixpipe = fixed + m x max(row floor, L0C row / rate);
+  bytes per K step (whole 16 x K0 fractals) at the effective L0A / L0B rates, cube cycles = a
+  MAD head per L0 step + ceil(m/16)·ceil(k/K0)·ceil(n/16), fixpipe = per L0C tile, fixed +
+  its rows x max(row floor, L0C row / rate);
 - whole ops (no tile rule): their whole inputs in, a vector pass over the output, and out.
 Every GM transfer also records the bytes it occupies by its shape (`transfer_shape`).
 """
@@ -213,6 +214,24 @@ def _as_read(region: Region, valid: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(valid[d] if d >= 0 else 1 for d in region.dims)
 
 
+def _fractal_extent(x: int, x_l0: int) -> int:
+    """Rows (or columns) an L1 -> L0 load moves for `x` valid ones in blocks of `x_l0`: the
+    load instructions move whole 16-row fractals (hw_costs §3: cube_m = cube_n = 16), so each
+    block's valid extent rounds up to 16, not to the block."""
+    full, tail = divmod(x, x_l0)
+    return full * -(-x_l0 // 16) * 16 + -(-tail // 16) * 16
+
+
+def _l0_single_buffered(plan, k0: int, a_bytes: float, b_bytes: float,
+                        spec: MachineSpec) -> bool:
+    """Whether one K step's A or B tile in L0 (whole 16 x K0 fractals) takes more than half of
+    L0A / L0B, leaving no room for the next step's."""
+    k_l0 = -(-min(plan.k_l0, plan.k) // k0) * k0
+    a_tile = -(-plan.m_l0 // 16) * 16 * k_l0 * a_bytes
+    b_tile = -(-plan.n_l0 // 16) * 16 * k_l0 * b_bytes
+    return 2 * a_tile > spec.l0a or 2 * b_tile > spec.l0b
+
+
 def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
     a_valid = _as_read(op.inputs[0], windows[0][1])
     b_valid = _as_read(op.inputs[1], windows[1][1])
@@ -226,22 +245,39 @@ def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
     k0 = spec.cube["k0"].get(op.src.inputs[0].dtype.name[3:].lower(), 16)
     # one MAD per L0 step (an mL0 x nL0 block over a kL0 slice of K), each with its head
     mads = (-(-m // plan.m_l0) * -(-n // plan.n_l0) * -(-k // plan.k_l0)) if plan else 1
-    task.cube_cycles += spec.cube["mad_head_cycles"] * mads \
-        + -(-m // 16) * -(-k // k0) * -(-n // 16)
+    mad_cycles = spec.cube["mad_head_cycles"] * mads + -(-m // 16) * -(-k // k0) * -(-n // 16)
+    task.cube_cycles += mad_cycles
     a_bytes = bytes_of(op.src.inputs[0].dtype)
     b_bytes = bytes_of(op.src.inputs[1].dtype)
+    # every K step moves each mL0 row block of A into L0A and each nL0 column block of B into
+    # L0B, as whole fractals: valid rows / columns rounded up to 16, K up to K0 (hw_costs §3)
+    k_moved = -(-k // k0) * k0
     if plan is not None:
-        # every K step moves an mL0 x kL0 A tile and a kL0 x nL0 B tile into L0
-        a_l0 = k * -(-m // plan.m_l0) * plan.m_l0 * a_bytes
-        b_l0 = k * -(-n // plan.n_l0) * plan.n_l0 * b_bytes
+        a_l0 = k_moved * _fractal_extent(m, plan.m_l0) * a_bytes
+        b_l0 = k_moved * _fractal_extent(n, plan.n_l0) * b_bytes
     else:
-        a_l0, b_l0 = k * m * a_bytes, k * n * b_bytes
+        a_l0 = k_moved * -(-m // 16) * 16 * a_bytes
+        b_l0 = k_moved * -(-n // 16) * 16 * b_bytes
     dma = spec.dma
     task.mte1_bytes += a_l0 + b_l0
     task.mte1_cycles += a_l0 / dma["l1_to_l0a"]["bw"] + b_l0 / dma["l1_to_l0b"]["bw"]
-    # the L0C drain: FP32 / INT32 accumulators, row by row
+    if plan is not None and _l0_single_buffered(plan, k0, a_bytes, b_bytes, spec):
+        # a K step's L0 tile fills more than half of L0A or L0B: it cannot be double
+        # buffered (compiler_runtime §3.5: 32 KiB per operand is what enables MTE1 double
+        # buffering), so each load waits for the previous step's MADs to free the buffer:
+        # the L1 -> L0 pipe is held for the MADs too, and loads and MADs run in turn
+        task.mte1_cycles += mad_cycles
+    # the L0C drain: one fixpipe pass per mL0 x nL0 accumulator tile (the plan's COPY_OUTs),
+    # each its fixed cost plus its FP32 / INT32 rows (hw_costs §1.4: per tile)
     fix = dma["fixpipe"]
-    task.fix_cycles += fix["fixed"] + m * max(fix["row"], 4 * n / fix["bw"])
+    if plan is not None:
+        p, (q, tail) = -(-m // plan.m_l0), divmod(n, plan.n_l0)
+        rows = q * max(fix["row"], 4 * plan.n_l0 / fix["bw"])
+        if tail:
+            rows += max(fix["row"], 4 * tail / fix["bw"])
+        task.fix_cycles += p * (q + (tail > 0)) * fix["fixed"] + m * rows
+    else:
+        task.fix_cycles += fix["fixed"] + m * max(fix["row"], 4 * n / fix["bw"])
 
 
 def _moved(op: TileOp, value, valid: tuple[int, ...], layout: tuple, spec: MachineSpec,
