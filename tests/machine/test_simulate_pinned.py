@@ -79,13 +79,13 @@ def _digest(result) -> str:
 
 # (seed, tasks, stitch, device_sched_mode, sched threads, L2 bytes) -> (kernel cycles, digest)
 PINS = {
-    (1, 3000, 16, 0, None, None): (1378858.0675296744, '60e03f858c5ee6c4'),
-    (2, 3000, 64, 1, None, None): (690864.6988069674, '868251a15ab0e68e'),
-    (3, 3000, 16, 2, None, None): (1200649.0563565653, '75fa23d5794bdb5a'),
-    (4, 3000, 128, 3, None, None): (639853.7754464286, 'b2cddf4af7754841'),
-    (5, 2000, 8, 0, 1, None): (1583896.286153684, '00b39c14cfe85bf4'),
-    (6, 4000, 32, 1, None, 1 << 20): (1146626.0919095338, '604b17d26a1ba291'),
-    (7, 4000, 32, 0, 2, 1 << 18): (1597378.8964293723, 'dae2f47eed4a2003'),
+    (1, 3000, 16, 0, None, None): (1138259.1717308778, '898b2b71d887b809'),
+    (2, 3000, 64, 1, None, None): (943244.1816964287, '1df7fbbfe4771fe4'),
+    (3, 3000, 16, 2, None, None): (1143600.0010416666, 'ab23e0cc65cb6328'),
+    (4, 3000, 128, 3, None, None): (848185.7819003093, '077013fe6928bf6e'),
+    (5, 2000, 8, 0, 1, None): (1236399.7655101705, 'a39e811422346d3b'),
+    (6, 4000, 32, 1, None, 1 << 20): (1377619.2364454444, '34c64d8f35f918b4'),
+    (7, 4000, 32, 0, 2, 1 << 18): (1393149.200906456, '04400734194eaff6'),
 }
 
 
@@ -125,9 +125,9 @@ def _cyclic(seed: int, n: int, stitch: int) -> list[SimTask]:
 # inputs off the common path (results in input order, stats summed in it; tasks that never
 # run), recorded with the simulator before the issue-7 speed work: (input, seed, mode) -> pin
 ODD_PINS = {
-    (_interleaved, 11, 0): (718419.0313144451, '181861c379719f9b'),
-    (_interleaved, 12, 3): (573027.1152301275, 'dc594155dcc20218'),
-    (_cyclic, 13, 1): (706053.3410892175, '1717afddb82d1d5e'),
+    (_interleaved, 11, 0): (625456.1285714285, '724812c2dd008d2d'),
+    (_interleaved, 12, 3): (582392.6426204536, '4c255711a8dbea80'),
+    (_cyclic, 13, 1): (606805.8742887607, 'd42d5a2f9ec03c51'),
 }
 
 
