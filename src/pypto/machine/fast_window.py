@@ -19,13 +19,12 @@ costs the scaling benchmark a few % of its instructions.
 from __future__ import annotations
 
 from collections import deque
-from bisect import bisect_right, insort
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Callable
 
 from pypto.machine.result import AicpuRun, SimTask
 from pypto.machine.scheduling import AIC, Cores, WindowGraph, WindowRun
-from pypto.machine.timing import task_cycles, task_terms
+from pypto.machine.timing import task_terms
 
 if TYPE_CHECKING:
     from pypto.machine.simulate import Simulator
@@ -34,20 +33,9 @@ if TYPE_CHECKING:
 _NONE = float("nan")   # the end of a thread's last record when it is not of that kind
 
 
-def _terms(sim: Simulator, tasks: list[SimTask], kinds: list[int]) -> list[tuple]:
-    """Per task `timing.task_terms` and half its duration alone on the machine (the middle
-    at which `ModelWindow.start` counts the tasks it shares GM bandwidth with)."""
-    hbm_bw, l2_bw, out = sim.memory.hbm_bw, sim.memory.l2_bw, []
-    for t, k in zip(tasks, kinds):
-        terms = task_terms(t, k == AIC)
-        alone = task_cycles(t, sim.timing[k], 0.0, t.mte2_bytes, hbm_bw, l2_bw, False, terms)
-        out.append((*terms, alone / 2))
-    return out
-
-
 class _FastWindow:
     __slots__ = ("sim", "tasks", "graph", "cores", "threads", "times", "at", "free_slots",
-                 "heaps", "ready", "producer", "begins", "stops", "out", "lifo", "fair", "ends", "hot")
+                 "heaps", "ready", "producer", "running", "waiting", "out", "lifo", "fair", "ends", "hot")
 
     def __init__(self, sim: Simulator, tasks: list[SimTask], graph: WindowGraph, start: float):
         n_aic, n_aiv, slots = sim.spec.aic, sim.spec.aiv, sim.slots
@@ -64,10 +52,8 @@ class _FastWindow:
             self.heaps[slots] = [(start, g) for g in range(n_aic, n_aic + n_aiv)]
         self.ready = (deque(), deque())
         self.producer: list[int | None] = [None] * len(tasks)
-        # the starts and the ends of the dispatched tasks, each sorted: the tasks running at t
-        # are those started by t less those ended by t (an ended task is in both)
-        self.begins: list[float] = []
-        self.stops: list[float] = []
+        self.running: list[float] = []   # end times of dispatched tasks (heap)
+        self.waiting: list[float] = []   # start times of those queued behind a task (heap)
         self.out = WindowRun(len(tasks))
         self.lifo, self.fair = bool(sim.mode & 1), bool(sim.mode & 2)
         # per thread the end of its last record if that resolves / dispatches (else NaN): the
@@ -75,13 +61,13 @@ class _FastWindow:
         self.ends = tuple([r.end if r.name == kind else _NONE for r in threads.last]
                           for kind in ("resolve", "dispatch"))
         out, cores, memory = self.out, self.cores, sim.memory
-        self.hot = (self.free_slots, self.begins, self.stops, self.heaps, self.lifo, self.fair,
+        self.hot = (self.free_slots, self.running, self.waiting, self.heaps, self.lifo, self.fair,
                     tasks, cores.used, cores.free_at, slots,
                     threads.owner, threads.free, threads.dispatched, threads.last,
                     threads.made.append, self.ends, memory, memory.l2.access, sim.timing,
                     float(sim.spec.aicpu["dispatch_cycles_per_task"]), out.core, out.start,
                     out.end, out.hit, out.hbm, self.at, self.times,
-                    _terms(sim, tasks, graph.kinds), sim.warm,
+                    [task_terms(t, k == AIC) for t, k in zip(tasks, graph.kinds)], sim.warm,
                     sim.cold_start, sim.notice)
 
     def run(self) -> WindowRun:
@@ -157,13 +143,14 @@ class _FastWindow:
     def _dispatcher(self) -> Callable[[int, deque, float, int], None]:
         """`dispatch(ty, q, now, freed)`: start tasks of `q` (type `ty`) at `now` while a core of
         that type is free; NOTE: a closure, not a method (one call per event)."""
-        (free_slots, begins, stops, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
+        (free_slots, running, waiting, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
          thread_free, dispatched, last, made, (resolve_end, dispatch_end), memory, access,
          timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times, terms, warm,
          cold, notice) = self.hot
 
         def dispatch(ty: int, q: deque, now: float, freed: int) -> None:
             core_bw, out_core_bw, head, fill_latency, drain_latency, _ = timing[ty]
+            active = self._running(now) + 1   # and this one
             while True:
                 g = freed if freed >= 0 else self._choose(ty, q)
                 if g < 0:
@@ -183,14 +170,13 @@ class _FastWindow:
                     resolve_end[th] = _NONE
                 dispatch_end[th] = d1
                 dispatched[th] += fair   # (only read in fairness modes)
-                begin = free_at[g] if free_at[g] > d1 else d1
+                # queued: in the core's pending slot; then `Memory.traffic`, `task_cycles`
+                begin = free_at[g] if (queued := free_at[g] > d1) else d1
                 if not warm[g]:   # the core's cold start (`ModelWindow.start`)
                     warm[g] = True
                     begin += cold
                 uncached, mte2, mte3 = task.uncached, task.mte2_bytes, task.mte3_bytes
-                # `Memory.traffic`, `task_cycles`: shared with the tasks alive at its middle
-                in_scale, compute, out_moved, t_out, half = terms[i]
-                active = bisect_right(begins, begin + half) - bisect_right(stops, begin + half) + 1
+                in_scale, compute, out_moved, t_out = terms[i]
                 reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts,
                                                                 uncached)
                 hit = reads_total * hit_lines / total_lines if total_lines else 0.0
@@ -219,8 +205,11 @@ class _FastWindow:
                 free_slots[ty] -= 1
                 if used < slots:
                     heappush(heaps[ty * slots + used], (end, g))
-                insort(begins, begin)
-                insort(stops, end)
+                heappush(running, end)
+                if queued:
+                    heappush(waiting, begin)
+                else:
+                    active += 1
                 core_of[i], start_of[i], end_of[i], hit_of[i], hbm_of[i] = g, begin, end, hit, hbm
                 seen = end + notice   # its thread sees the end then (`ModelWindow.start`)
                 codes = at.get(seen)
@@ -231,6 +220,15 @@ class _FastWindow:
                 if not (q and free_slots[ty]):
                     break
         return dispatch
+
+    def _running(self, now: float) -> int:
+        """How many dispatched tasks run at `now`: not ended, not waiting in a pending slot."""
+        running, waiting = self.running, self.waiting
+        while running and running[0] <= now:
+            heappop(running)
+        while waiting and waiting[0] <= now:
+            heappop(waiting)
+        return len(running) - len(waiting)
 
     def _choose(self, ty: int, q: deque) -> int:
         """`Cores.choose` for the next task of `q`, or -1: the open-slot heaps in modes 0 and

@@ -15,8 +15,8 @@ The model, with every constant from the machine spec:
   which its thread sees `completion_cycles` after it ends (the core's completion register,
   hw_costs §2); a core holds one running and one pending task (`slots_per_core`); the core a
   ready task goes to depends on `device_sched_mode` (`scheduling.Cores.choose`);
-- a task's duration is `timing.task_cycles`, its GM traffic shared with the tasks that run
-  at its middle (its duration alone), of those dispatched so far (`memory.Memory`: an LRU-like L2, HBM and L2 bandwidth shares, write-back);
+- a task's duration is `timing.task_cycles`, its GM traffic shared with the tasks running
+  when it is dispatched (not those still waiting in a pending slot) (`memory.Memory`: an LRU-like L2, HBM and L2 bandwidth shares, write-back);
   the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
 
 `ModelWindow` below runs a window by that definition, one event at a time on the event core
@@ -26,6 +26,7 @@ The model, with every constant from the machine spec:
 """
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict, deque
 from enum import Enum
 from itertools import chain, compress, islice
@@ -59,7 +60,8 @@ class ModelWindow:
         sim.threads.start_window(start)
         self.queues = (deque(), deque())           # ready tasks per core type
         self.producer: list[int | None] = [None] * len(tasks)   # core of the last resolver
-        self.spans: list[tuple[float, float]] = []   # (start, end) of dispatched tasks
+        self.running: list[float] = []             # ends of dispatched tasks (heap)
+        self.waiting: list[float] = []             # starts of those queued behind a task (heap)
         self.out = WindowRun(len(tasks))
         for i in graph.roots:
             self.events.schedule(start, (Event.READY, i))
@@ -118,23 +120,26 @@ class ModelWindow:
         threads, cores, out = sim.threads, self.cores, self.out
         dispatched = threads.work(threads.owner[g], "dispatch", now,
                                   float(sim.spec.aicpu["dispatch_cycles_per_task"]), 1)
+        queued = cores.free_at[g] > dispatched   # it waits in the core's pending slot
         begin = max(cores.free_at[g], dispatched)
         if not sim.warm[g]:   # the core's first task of the run starts late: its cold start
             sim.warm[g] = True
             begin += sim.cold_start
-        # the GM bandwidth is shared with the tasks that run at its middle (had it the machine
-        # to itself), of those dispatched so far: a long task started beside short ones gets
-        # the bandwidth they leave when they end, a pending one shares with the core's next
-        timing = sim.timing[self.graph.kinds[i]]
-        middle = begin + task_cycles(task, timing, 0.0, task.mte2_bytes, sim.memory.hbm_bw,
-                                     sim.memory.l2_bw, False) / 2
-        self.spans = [(s, e) for s, e in self.spans if e > now]
-        sharing = sum(s <= middle < e for s, e in self.spans)
-        hit, hbm, hbm_share, l2_share, write_back = sim.memory.traffic(task, sharing + 1)
-        end = begin + task_cycles(task, timing, hit, hbm, hbm_share, l2_share, write_back)
+        # the GM traffic is shared with the tasks running now: dispatched, not ended, and not
+        # still waiting in a pending slot
+        while self.running and self.running[0] <= now:
+            heapq.heappop(self.running)
+        while self.waiting and self.waiting[0] <= now:
+            heapq.heappop(self.waiting)
+        hit, hbm, hbm_share, l2_share, write_back = sim.memory.traffic(
+            task, len(self.running) - len(self.waiting) + 1)
+        end = begin + task_cycles(task, sim.timing[self.graph.kinds[i]], hit, hbm, hbm_share,
+                                  l2_share, write_back)
         cores.free_at[g] = end
         cores.used[g] += 1
-        self.spans.append((begin, end))
+        heapq.heappush(self.running, end)
+        if queued:
+            heapq.heappush(self.waiting, begin)
         out.core[i], out.start[i], out.end[i], out.hit[i], out.hbm[i] = g, begin, end, hit, hbm
         # its thread sees the end a completion latency later: only then is the slot free and
         # the successors resolved
