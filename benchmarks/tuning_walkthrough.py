@@ -57,16 +57,19 @@ STEPS = [
          "The swimlane now shows 16 stitch windows of 4 instances, each boundary a barrier "
          "(all tasks of a window finish before the next window's start). Raise "
          "`stitch_function_max_num` from 4 to 128 so the AICPU hands the cores all 63 "
-         "iterations at once: the kernel time halves; end-to-end time barely moves, because "
-         "the control AICPU building the instances is now the bottleneck."),
+         "iterations at once. Watch both times: the kernel loses its barriers, while the "
+         "end-to-end time now waits for the control AICPU to build all 63 instances before "
+         "the first task starts."),
     Step("Keep the reduce axis whole", 64, (8, 1024), 128,
          "A 256-wide tile splits each row's max and sum into four partials and a combine "
          "(more vector work, and tiles that must wait for each other). A (8, 1024) tile "
          "(32 KiB, inside the guide's 16-64 KiB) reduces each row in one pass."),
     Step("Merge isomorphic vector tasks", 64, (8, 1024), 128,
-         "The advisor's `vec_nbuffer_setting` rule: hundreds of identical vector tasks of "
-         "2-3 µs, each paying the task head. Merging them as it suggests makes fewer, longer "
-         "tasks.", {-2: 1, 0: 10}),
+         "The advisor's `vec_nbuffer_setting` rule looks for hundreds of identical small "
+         "vector tasks, each paying the task head and a dispatch. Merging them (here 10 per "
+         "task) makes fewer, longer tasks; whether that pays depends on whether the small "
+         "tasks were overhead-bound, which the advisor checks (step 4's output above).",
+         {-2: 1, 0: 10}),
 ]
 
 
@@ -96,6 +99,14 @@ def screenshot(html: Path, png: Path) -> bool:
     if why is not None:
         print(f"no screenshots: {why}", file=sys.stderr)
     return why is None
+
+
+def _change(before: float, after: float) -> str:
+    """'2.1x faster', '1.3x slower' or 'about the same' (within 3 %)."""
+    if abs(after / before - 1) <= 0.03:
+        return "about the same"
+    ratio = before / after if after < before else after / before
+    return f"{ratio:.{2 if ratio < 1.1 else 1}f}x {'faster' if after < before else 'slower'}"
 
 
 def _shown(folder: Path) -> Path:
@@ -145,6 +156,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m.tasks} tasks in {m.instances} root instances, core utilisation "
                 f"{m.util_pct:.1f}%, AICPU {m.aicpu_us:.1f} µs. Output checked against "
                 f"`torch.softmax`.", ""]
+        if rows[:-1]:
+            before = rows[-2][2]
+            body += [f"Against step {n - 1}: kernel {before.kernel_us:.1f} → "
+                     f"{m.kernel_us:.1f} µs ({_change(before.kernel_us, m.kernel_us)}), "
+                     f"end-to-end {before.e2e_us:.1f} → {m.e2e_us:.1f} µs "
+                     f"({_change(before.e2e_us, m.e2e_us)}).", ""]
         if shot:
             body += [f"![swimlane after step {n}](img/{png.name})", ""]
         body += [f"`pypto-toolkit analyze {_shown(folder)}` says:", "", "```",
