@@ -13,16 +13,15 @@ What the knobs do here:
   automatic L1 reuse (floor(S / 48) blocks per task) would merge the 24 blocks that load the
   same A row panel, but PyPTO needs the shared operand whole in L1 for that, so a very long K
   disables it (compiler_runtime.md §4.4): at K = 6144 an A row panel is 128 x 6144 x 2 B =
-  1.5 MiB and a B column panel 3 MiB, against a 512 KiB L1. Our merge pass does not check
-  this yet, so `make_kernel` turns the automatic reuse off when the smaller panel does not fit
-  L1 (`auto_l1_reuse_fits`); at the test size (K = 256, 64 KiB panels) it still merges. Left
-  on at full size it loaded each A panel once per 24 blocks (48 tasks, 1.56 ms), which a
-  512 KiB L1 cannot do: that, not the L2, was why our plain form beat the loops;
+  1.5 MiB and a B column panel 3 MiB, against a 512 KiB L1, and the merge pass only shares a
+  load that fits L1 whole; at the test size (K = 256, 64 KiB panels) it still merges. Before
+  that rule it loaded each A panel once per 24 blocks (48 tasks, 1.56 ms), which a 512 KiB L1
+  cannot do: that, not the L2, was why our plain form beat the loops;
 - L2-aware loops: `pypto.loop` over m views of 768 rows and n views of 1024 columns, one
   matmul per (m view, n view) pair: 48 root instances of (768/128)(1024/256) = 24 blocks each,
   one wave on 24 cube cores (the guide's mDim = 6, nDim = 4). Blocks of one instance share
   their A rows and B columns. Each body has too few blocks for the automatic L1 reuse
-  (24 < 48); `loops_l1_reuse` sets 4 by hand (it does not check the L1 capacity either).
+  (24 < 48); `loops_l1_reuse` sets 4 by hand, which the same L1 rule refuses at K = 6144.
 
 What our model shows: the first wave of each form has exactly the guide's per-wave L2 hit
 ratio, 1 - (1/(nDim nL1) + 1/(mDim mL1)) / (1/nL1 + 1/mL1): 0.32 for the plain form (one A
@@ -80,21 +79,11 @@ FULL = MatmulConfig()
 REDUCED = MatmulConfig(m=1536, n=2048, k=256)
 
 
-def auto_l1_reuse_fits(cfg: MatmulConfig) -> bool:
-    """Whether PyPTO's automatic L1 reuse can merge blocks of `cfg`: the shared panel (an A
-    row panel mL1 x K or a B column panel K x nL1, FP16) must fit L1 whole
-    (compiler_runtime.md §4.4: "very long K disables it")."""
-    (_, m_l1), _, (_, n_l1) = cfg.tiles
-    return min(m_l1, n_l1) * cfg.k * 2 <= pypto.machine.spec.load().l1
-
-
 def make_kernel(cfg: MatmulConfig):
     """The jit kernel for `cfg`: c[M, N] (FP16) = a[M, K] @ b[K, N]. With `l1_reuse` None the
-    automatic L1 reuse applies where its panel fits L1, else it is off (see the docstring)."""
+    automatic L1 reuse applies (the merge pass shares only loads that fit L1: the docstring)."""
     cfg.check()
     l1_reuse = cfg.l1_reuse
-    if l1_reuse is None and not auto_l1_reuse_fits(cfg):
-        l1_reuse = 1
     pass_options = {} if l1_reuse is None else {"cube_l1_reuse_setting": {-1: l1_reuse}}
     m, n, k, mv, nv = cfg.m, cfg.n, cfg.k, cfg.m_view, cfg.n_view
 

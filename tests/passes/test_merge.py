@@ -272,6 +272,22 @@ def test_l1_reuse_copyin_bound():
     assert root.subgraph_count == 32
 
 
+@pytest.mark.parametrize("k,subgraphs", [(1024, 4), (4096, 16)])
+def test_l1_reuse_shares_only_a_load_that_fits_l1(k, subgraphs):
+    """compiler_runtime §4.4: the shared panel must fit L1 whole. (2048, K) x (K, 256) with
+    [128, 128] / [256, 256] tiles: the 16 blocks share one K x 256 B panel, 512 KiB at K = 1024
+    (fits the 512 KiB L1: merged by 4), 2 MiB at K = 4096 (does not: no merge)."""
+    @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 4}})
+    def kern(a: pypto.Tensor([], pypto.DT_FP16), b: pypto.Tensor([], pypto.DT_FP16),
+             c: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([128, 128], [64, 256], [256, 256])
+        c[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+    kern.runtime_options["numerics"] = "timing_only"
+    kern(torch.zeros(2048, k).half(), torch.zeros(k, 256).half(), torch.zeros(2048, 256))
+    assert _root(kern).subgraph_count == subgraphs
+
+
 @pytest.mark.parametrize("l1,nbuffer,subgraphs,leaves", [
     ({-1: 1}, None, 64, 1),         # default {-1: 1}: off
     ({-1: 1}, {-1: 4}, 16, 1),

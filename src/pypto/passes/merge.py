@@ -46,8 +46,10 @@ cube L1 reuse, per group of S members (#AIC cores = 24 on A2/A3):
   auto = floor(S / (2 × #AIC)); 0 or 1 = no merge (`{-1: 1}` = off);
 - visiting the group's members in order, member i merges into the earliest earlier head t of
   the same group that reads an identical GM load (a matmul A/B input region not produced inside
-  the subgraph: same value, offsets, shape) while t holds fewer than t's N members, the merge
-  makes no cycle and the deduplicated load bytes of t + i stay <= `mg_copyin_upper_bound`;
+  the subgraph: same value, offsets, shape) that fits L1 whole (a shared A row panel or B
+  column panel stays resident for all members: a very long K disables L1 reuse, §4.4) while t
+  holds fewer than t's N members, the merge makes no cycle and the deduplicated load bytes of
+  t + i stay <= `mg_copyin_upper_bound`;
   otherwise i becomes a head. (0.2.0 leaves the auto remainder unspread; so do we.)
 
 cube NBuffer (default `{-1: 1}` = off), per regrouped group of S members:
@@ -86,6 +88,7 @@ class MergeSettings:
     copyin_upper_bound: int = 104857600
     vec_parallel_lb: int = 48
     aic_cores: int = 24
+    l1_bytes: int = 524288   # L1 per AIC: a load merged subgraphs share must fit it whole
     magic: int = 0  # the block's index in Program.blocks(): "func{magic}_{group}" keys
 
 
@@ -121,7 +124,7 @@ def block_settings(block: Any, spec: MachineSpec, current: dict[str, Any],
         get("cube_nbuffer_setting", {-1: 1}),
         get("mg_copyin_upper_bound", spec.partition["mg_copyin_upper_bound"]),
         max(1, get("mg_vec_parallel_lb", spec.partition["mg_vec_parallel_lb"])),
-        spec.aic, magic)
+        spec.aic, spec.l1, magic)
 
 
 def _count(v: Any) -> tuple[int, str | None]:
@@ -411,7 +414,8 @@ def _l1_reuse(st: _State, s: MergeSettings) -> None:
         for i in members:
             n, side = resolve(setting, gid, st.labels([i]), s.magic)
             n = auto if n is None else n
-            mine = loads(st.ops[i], side)
+            # only a load that fits L1 whole can stay resident for the members that share it
+            mine = [(k, r) for k, r in loads(st.ops[i], side) if r.nbytes <= s.l1_bytes]
             target = None
             if n > 1:
                 heads = sorted({t for k, _ in mine for t in by_load.get(k, ())})
