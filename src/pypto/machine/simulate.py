@@ -8,15 +8,16 @@ The model, with every constant from the machine spec:
   host-side timer sees it (stats["host_e2e_cycles"]), the timeline starts after it;
 - AICPU control thread builds the windows (device tasks) one after another
   (`scheduling.build_cycles`), so a big window costs more to build before its first task can
-  start; window w starts after it is built, handed over (launch cost) and window w-1 has
-  finished;
+  start; window w starts after it is built, handed over (launch cost) and window w-1's last
+  end has been seen;
 - scheduler threads each own a share of the cores; dispatching a task costs its thread time,
   and so does resolving the successors of a finished task (`scheduling.SchedulerThreads`),
   which its thread sees `completion_cycles` after it ends (the core's completion register,
   hw_costs §2); a core holds one running and one pending task (`slots_per_core`); the core a
   ready task goes to depends on `device_sched_mode` (`scheduling.Cores.choose`);
 - a task's duration is `timing.task_cycles`, its GM traffic shared with the tasks running
-  when it is dispatched (not those still waiting in a pending slot) (`memory.Memory`: an LRU-like L2, HBM and L2 bandwidth shares, write-back);
+  when it is dispatched, not those still waiting in a pending slot (`memory.Memory`: an
+  LRU-like L2, HBM and L2 bandwidth shares, write-back);
   the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
 
 `ModelWindow` below runs a window by that definition, one event at a time on the event core
