@@ -35,7 +35,8 @@ _NONE = float("nan")   # the end of a thread's last record when it is not of tha
 
 class _FastWindow:
     __slots__ = ("sim", "tasks", "graph", "cores", "threads", "times", "at", "free_slots",
-                 "heaps", "ready", "producer", "running", "waiting", "out", "lifo", "fair", "ends", "hot")
+                 "heaps", "ready", "producer", "running", "waiting", "out", "lifo", "fair", "ends",
+                 "hot")
 
     def __init__(self, sim: Simulator, tasks: list[SimTask], graph: WindowGraph, start: float):
         n_aic, n_aiv, slots = sim.spec.aic, sim.spec.aiv, sim.slots
