@@ -160,19 +160,17 @@ def shape(rows: list[dict], case: str, setup: str, kernel: dict, e2e: dict,
     (its minimum strictly inside the sweep)."""
     ks, es = list(kernel.values()), list(e2e.values())
     non_increasing = all(a >= b for a, b in zip(ks, ks[1:]))
-    low = es.index(min(es))
-    u_shaped = 0 < low < len(es) - 1
-    fmt = " / ".join(f"{v:.0f}" for v in ks)
-    rows.append({"part": "hardware", "kind": "shape", "case": case,
-                 "setup": setup + ": kernel non-increasing", "ours": fmt + " µs",
-                 "published": "non-increasing", "ok": non_increasing, "within": non_increasing,
-                 "note": "", "mechanism": "window build + launch vs scheduler threads"})
-    fmt = " / ".join(f"{v:.0f}" for v in es)
-    rows.append({"part": "hardware", "kind": "shape", "case": case,
-                 "setup": setup + ": E2E U-shaped", "ours": fmt + " µs",
-                 "published": "U-shaped", "ok": u_shaped, "within": u_shaped,
-                 "note": "E2E with the host's launch (stats host_e2e_cycles)",
-                 "mechanism": "the first window's build grows with the stitch size"})
+    u_shaped = 0 < es.index(min(es)) < len(es) - 1
+    for what, times, ok, note, mechanism in (
+            ("kernel non-increasing", ks, non_increasing, "",
+             "window build + launch vs scheduler threads"),
+            ("E2E U-shaped", es, u_shaped, "E2E with the host's launch (stats host_e2e_cycles)",
+             "the first window's build grows with the stitch size")):
+        rows.append({"part": "hardware", "kind": "shape", "case": case,
+                     "setup": f"{setup}: {what}",
+                     "ours": " / ".join(f"{v:.0f}" for v in times) + " µs",
+                     "published": what.split()[-1], "ok": ok, "within": ok, "note": note,
+                     "mechanism": mechanism})
     log(f"  {case} {setup}: kernel {ks} {'ok' if non_increasing else 'NOT non-increasing'}, "
         f"E2E {es} {'ok' if u_shaped else 'NOT U-shaped'}")
 

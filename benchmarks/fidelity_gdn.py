@@ -17,11 +17,7 @@ where `ratio(case, setup, ours, published, mechanism, note)` is hardware_rows' h
 """
 from __future__ import annotations
 
-import os
-import sys
 from typing import Callable
-
-_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "models")
 
 MECHANISM = "per-instruction vector cost (issue + repeats + sync per instruction; " \
             "broadcast operands expanded, column sums folded pairwise) + task head"
@@ -30,9 +26,8 @@ MECHANISM = "per-instruction vector cost (issue + repeats + sync per instruction
 def gdn_inverse_times() -> dict[str, tuple[int, float, object]]:
     """form -> (row-update tasks, their summed duration in us, the kernel) for the three forms
     of the guide: "16x16" (8 blocks), "16x64" (2), "16x128" (1)."""
-    if _MODELS not in sys.path:
-        sys.path.insert(0, _MODELS)
-    import gated_deltanet as gdn
+    import models   # benchmarks/models.py: imports examples/models/ modules
+    gdn = models._module("gated_deltanet")
     out = {}
     for form in gdn.INVERSE_FORMS:
         kernel = gdn.run_inverse(form, check=False)

@@ -3,7 +3,6 @@
 512, and the end-to-end time as the host sees it is U-shaped (the guide, §6.1 #1-#2: kernel
 1230 -> 180 -> 150 us, E2E 1590 -> 803 -> 977 us). The same rows are in the fidelity table
 (benchmarks/fidelity.py)."""
-import importlib.util
 import os
 import sys
 
@@ -11,12 +10,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _glm():
-    path = os.path.join(ROOT, "examples", "models", "glm_attention.py")
-    spec = importlib.util.spec_from_file_location("glm_attention_for_shape", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module   # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import models   # benchmarks/models.py: imports examples/models/ modules
+    return models._module("glm_attention")
 
 
 def test_kernel_non_increasing_and_e2e_u_shaped_at_2048_instances():
