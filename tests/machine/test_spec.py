@@ -1,8 +1,11 @@
 """Machine presets load with their sourced numbers, inherit from a2a3, and are selectable."""
+from pathlib import Path
+
 import pytest
 import torch
 
 import pypto
+from pypto.machine import spec as spec_module
 from pypto.machine.spec import load, presets
 
 
@@ -18,6 +21,21 @@ def test_presets_and_inheritance():
 def test_unknown_preset_names_the_choices():
     with pytest.raises(pypto.PyptoError, match="available: 910b1, 910b3, 910b4, a2a3"):
         load("910c")
+
+
+def test_a_custom_machine_missing_numbers_names_them(tmp_path):
+    """A machine file without `base` must give every number; a missing one is named with the
+    file, not a KeyError from inside the simulator. With `base` it inherits them."""
+    full = (tmp_path / "full.toml")
+    text = (Path(spec_module.__file__).parent / "a2a3.toml").read_text()
+    full.write_text(text.replace("completion_cycles = 324", "").replace(
+        "edge_cycles = 120", ""))
+    with pytest.raises(pypto.PyptoError, match=r"lacks aicpu\.completion_cycles, "
+                                               r"aicpu\.edge_cycles;.*base = \"a2a3\""):
+        load(str(full))
+    based = tmp_path / "based.toml"
+    based.write_text('base = "a2a3"\nname = "mine"\n[aicpu]\ncompletion_cycles = 0\n')
+    assert load(str(based)).aicpu["completion_cycles"] == 0
 
 
 def test_kernel_selects_the_machine():

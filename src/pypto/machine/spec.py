@@ -70,6 +70,24 @@ def _read(path: str) -> dict:
     return _merge(_read(os.path.join(_HERE, f"{parent}.toml")), raw)
 
 
+# tables whose entries are looked up with a default: a machine may list only some of them
+_OPTIONAL_ENTRIES = {"vector.cycles_per_repeat", "cube.k0"}
+
+
+def _missing(reference: dict, raw: dict, prefix: str = "") -> list[str]:
+    """The dotted keys the reference preset has and `raw` lacks (the simulator reads them all)."""
+    out = []
+    for key, value in reference.items():
+        name = f"{prefix}{key}"
+        if key not in raw:
+            if key != "description":
+                out.append(name)
+        elif isinstance(value, dict) and isinstance(raw[key], dict) \
+                and name not in _OPTIONAL_ENTRIES:
+            out += _missing(value, raw[key], name + ".")
+    return out
+
+
 def presets() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(_HERE) if f.endswith(".toml"))
 
@@ -87,6 +105,11 @@ def load(name: str | None = None) -> MachineSpec:
         raise PyptoValueError(f"unknown machine preset '{name}'; available: "
                               f"{', '.join(presets())}")
     raw = _read(path)
+    missing = _missing(_read(os.path.join(_HERE, "a2a3.toml")), raw)
+    if missing:
+        raise PyptoValueError(
+            f"machine '{path}' lacks {', '.join(missing)}; give every number of a2a3.toml, or "
+            f"inherit the others with base = \"a2a3\" at the top of the file")
     b = raw["buffers"]
     return MachineSpec(raw["name"], raw["clock_mhz"], raw["cores"]["aic"], raw["cores"]["aiv"],
                        b["ub"], b["l1"], b["l0a"], b["l0b"], b["l0c"], raw["vector"],
