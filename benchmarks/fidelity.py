@@ -236,9 +236,10 @@ def hardware_rows(suite: str, log: Callable = print) -> tuple[list[dict], list]:
     ratio("#5", "indexer prolog, cube [128,128]x3 / m=16 tiles",
           kernel_us(idx["aligned"]) / kernel_us(idx["small_m"]), 76 / 56,
           "cube at small m: MAD heads, whole-fractal L0 loads, full L0B tiles not double "
-          "buffered; bandwidth shared with the tasks running at each task's middle", idx_note)
+          "buffered; GM bandwidth shared with the tasks of each task's life", idx_note)
     ratio("#6", "indexer prolog, L1 reuse off / on", kernel_us(idx["small_m"])
-          / kernel_us(idx["l1_reuse"]), 56 / 49, "L1 reuse: a shared load paid once", idx_note)
+          / kernel_us(idx["l1_reuse"]), 56 / 49, "L1 reuse: a shared load paid once; GM bandwidth shared with the tasks of each "
+          "task's life", idx_note)
     mat = {n: _variant("matmul_6144", f"{n} (") for n in ("plain", "loops")}
     kernels += mat.values()
     ratio("#7", "matmul 6144^3 FP16, recommended tiles / L2-aware outer loops",

@@ -1,6 +1,7 @@
 """The fast path (`machine.fast_window`) decides exactly what the plain model
 (`simulate.ModelWindow`, the definition) decides: same cores, starts, ends, L2 hits, AICPU
-records, flows and stats, on random task graphs in every scheduling mode."""
+records, flows and stats, on random task graphs in every scheduling mode, with the bandwidth
+sharers counted at dispatch or given per task (`machine.sharing`)."""
 import dataclasses
 import random
 
@@ -55,8 +56,9 @@ def _graph(rng: random.Random) -> list[SimTask]:
     return tasks
 
 
-def _run(tasks, spec, mode, threads, model):
-    result = Simulator(spec, mode, threads, model=model).run(tasks, "k", [1024.0] * 4)
+def _run(tasks, spec, mode, threads, model, sharers=None):
+    result = Simulator(spec, mode, threads, model=model, sharers=sharers).run(
+        tasks, "k", [1024.0] * 4)
     return result.tasks, result.aicpu, result.flows, result.stats
 
 
@@ -73,4 +75,6 @@ def test_fast_path_equals_the_model(mode, slots):
             memory={**base.memory, "l2_capacity": rng.choice([1 << 14, 1 << 20, 192 << 20])})
         tasks = _graph(rng)
         threads = rng.choice([None, 1, 2])
-        assert _run(tasks, spec, mode, threads, False) == _run(tasks, spec, mode, threads, True)
+        sharers = rng.choice([None, [rng.choice([1.0, 2.5, 40.0]) for _ in tasks]])
+        assert _run(tasks, spec, mode, threads, False, sharers) == \
+            _run(tasks, spec, mode, threads, True, sharers)

@@ -69,7 +69,7 @@ class _FastWindow:
                     float(sim.spec.aicpu["dispatch_cycles_per_task"]), out.core, out.start,
                     out.end, out.hit, out.hbm, self.at, self.times,
                     [task_terms(t, k == AIC) for t, k in zip(tasks, graph.kinds)], sim.warm,
-                    sim.cold_start, sim.notice)
+                    sim.cold_start, sim.notice, sim.sharers)
 
     def run(self) -> WindowRun:
         times, at, ready, free_slots = self.times, self.at, self.ready, self.free_slots
@@ -147,7 +147,7 @@ class _FastWindow:
         (free_slots, running, waiting, heaps, lifo, fair, tasks, used_of, free_at, slots, owner,
          thread_free, dispatched, last, made, (resolve_end, dispatch_end), memory, access,
          timing, cost, core_of, start_of, end_of, hit_of, hbm_of, at, times, terms, warm,
-         cold, notice) = self.hot
+         cold, notice, sharers) = self.hot
 
         def dispatch(ty: int, q: deque, now: float, freed: int) -> None:
             core_bw, out_core_bw, head, fill_latency, drain_latency, _ = timing[ty]
@@ -171,8 +171,7 @@ class _FastWindow:
                     resolve_end[th] = _NONE
                 dispatch_end[th] = d1
                 dispatched[th] += fair   # (only read in fairness modes)
-                # queued: in the core's pending slot; then `Memory.traffic`, `task_cycles`
-                begin = free_at[g] if (queued := free_at[g] > d1) else d1
+                begin = free_at[g] if (queued := free_at[g] > d1) else d1   # queued: pending
                 if not warm[g]:   # the core's cold start (`ModelWindow.start`)
                     warm[g] = True
                     begin += cold
@@ -190,7 +189,8 @@ class _FastWindow:
                 if task.empty:
                     free_at[g] = end = begin + head
                 else:
-                    hbm_share, l2_share = memory.hbm_bw / active, memory.l2_bw / active
+                    n = active if sharers is None else sharers[task.id]   # `sharing`
+                    hbm_share, l2_share = memory.hbm_bw / n, memory.l2_bw / n
                     in_bw = core_bw if core_bw <= hbm_share else hbm_share
                     l2_in_bw = l2_share if l2_share < core_bw * 2 else core_bw * 2
                     busiest = (hbm / in_bw + hit / l2_in_bw) * in_scale

@@ -15,9 +15,11 @@ The model, with every constant from the machine spec:
   which its thread sees `completion_cycles` after it ends (the core's completion register,
   hw_costs §2); a core holds one running and one pending task (`slots_per_core`); the core a
   ready task goes to depends on `device_sched_mode` (`scheduling.Cores.choose`);
-- a task's duration is `timing.task_cycles`, its GM traffic shared with the tasks running
-  when it is dispatched, not those still waiting in a pending slot (`memory.Memory`: an
-  LRU-like L2, HBM and L2 bandwidth shares, write-back);
+- a task's duration is `timing.task_cycles`, its GM traffic shared (`memory.Memory`: an
+  LRU-like L2, HBM and L2 bandwidth shares, write-back) with the tasks running when it is
+  dispatched, not those still waiting in a pending slot; `simulate` then runs the schedule
+  again with each task sharing with the tasks of its whole life in that first pass
+  (`sharing`: one relaxation step toward the fluid model);
   the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
 
 `ModelWindow` below runs a window by that definition, one event at a time on the event core
@@ -39,6 +41,7 @@ from pypto.machine.events import EventQueue
 from pypto.machine.fast_window import run_fast_window
 from pypto.machine.memory import Memory
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
+from pypto.machine.sharing import lifetime_sharers
 from pypto.machine.scheduling import (Cores, SchedulerThreads, WindowGraph, WindowRun,
                                       build_cycles)
 from pypto.machine.spec import MachineSpec
@@ -127,13 +130,15 @@ class ModelWindow:
             sim.warm[g] = True
             begin += sim.cold_start
         # the GM traffic is shared with the tasks running now: dispatched, not ended, and not
-        # still waiting in a pending slot
+        # still waiting in a pending slot; or, given `sharers`, with those of its life
+        # (`sharing`)
         while self.running and self.running[0] <= now:
             heapq.heappop(self.running)
         while self.waiting and self.waiting[0] <= now:
             heapq.heappop(self.waiting)
-        hit, hbm, hbm_share, l2_share, write_back = sim.memory.traffic(
-            task, len(self.running) - len(self.waiting) + 1)
+        sharers = (len(self.running) - len(self.waiting) + 1 if sim.sharers is None
+                   else sim.sharers[task.id])
+        hit, hbm, hbm_share, l2_share, write_back = sim.memory.traffic(task, sharers)
         end = begin + task_cycles(task, sim.timing[self.graph.kinds[i]], hit, hbm, hbm_share,
                                   l2_share, write_back)
         cores.free_at[g] = end
@@ -151,8 +156,12 @@ class Simulator:
     """One run: the windows in order, each built by the control thread, then run."""
 
     def __init__(self, spec: MachineSpec, sched_mode: int = 0,
-                 sched_threads: int | None = None, model: bool = False):
+                 sched_threads: int | None = None, model: bool = False,
+                 sharers: Sequence[float] | None = None):
+        """`sharers`: per task id, how many tasks share its GM bandwidth
+        (`sharing.lifetime_sharers`); None: those running when it is dispatched."""
         self.spec = spec
+        self.sharers = sharers
         self.mode = sched_mode
         self.model = model   # run windows by `ModelWindow`, not the fast path
         self.slots = spec.aicpu["slots_per_core"]
@@ -252,4 +261,9 @@ def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
     # avoids repeated full collections over them. Its own pause, not only the caller's: the
     # run happens lazily on the first `kernel.last_run` access.
     with gc_paused():
-        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)
+        first = Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)
+        # pass 2: each task shares GM bandwidth with the tasks of its life (`sharing`)
+        sharers = lifetime_sharers(first.tasks, max((t.id for t in tasks), default=-1) + 1)
+        del first
+        return Simulator(spec, sched_mode, sched_threads, sharers=sharers).run(
+            tasks, kernel, workspace)
