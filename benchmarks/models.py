@@ -305,6 +305,7 @@ def cause(kernel, folder: Path, row: dict) -> str:
         lead = (f"The cores mostly wait: {busy}; per {kind} core {wait_p:,.0f} us waiting "
                 f"for predecessors and {wait_s:,.0f} us for the schedule (dispatch, window "
                 f"build).")
+    lead += _build_bound(r, span)
     st = r.stats
     gm = (f"GM: the run read {st['gm_read_bytes'] / 1e6:,.1f} MB, "
           f"{100 * st['l2_hit_ratio']:.0f}% of it from L2; its {st['hbm_read_bytes'] / 1e6:,.1f} "
@@ -315,6 +316,27 @@ def cause(kernel, folder: Path, row: dict) -> str:
             f"busy {cp.busy_share_pct:.0f}% of the kernel, {cp.wait:,.1f} us waiting along "
             f"it. Busiest leaf: {top.name} ({top.core}), {top.tasks:,} tasks of {top.mean:.2f} "
             f"us mean, {top.share_pct:.0f}% of all task time.")
+
+
+def _build_bound(result, span: float) -> str:
+    """A sentence when the control AICPU's window builds bound the kernel: it builds the
+    windows one after another and each starts after its own build, so the builds after the
+    first are a floor of the kernel time that neither roofline nor chain counts."""
+    builds = [a for a in result.aicpu if a.thread == 0 and a.name.startswith("build window")]
+    if len(builds) < 2:
+        return ""
+    floor = result.us(builds[-1].end - builds[0].end)
+    if floor < 0.5 * span:
+        return ""
+    each = result.us(sum(b.end - b.start for b in builds)) / len(builds)
+    instances = sum(b.args.get("instances", 0) for b in builds) / len(builds)
+    edges = sum(b.args.get("cross_edges", 0) for b in builds) / len(builds)
+    return (f" The control AICPU builds the {len(builds)} windows one after another, "
+            f"{each:,.0f} us each ({instances:,.0f} instances, {edges:,.0f} cross-instance "
+            f"edges on average), and a window starts only after its build: the builds after "
+            f"the first take {floor:,.0f} us of the {span:,.0f} us kernel (fewer, bigger root "
+            f"instances shorten them; a bigger stitch only moves them before the first task, "
+            f"into the end-to-end time).")
 
 
 def task_time_split(result, core: str) -> dict[str, float]:

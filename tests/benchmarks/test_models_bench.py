@@ -28,3 +28,24 @@ def test_reduced_models_table(tmp_path):
         assert r["ratio"] >= 1.0 and r["larger"] in ("roofline", "chain")
     md = (tmp_path / js.replace(".json", ".md")).read_text()
     assert "| model | variant | kernel µs |" in md
+
+
+def test_a_build_bound_kernel_names_its_window_builds():
+    """The cause text names the control AICPU's window builds when the builds after the first
+    take at least half the kernel (the glm benchmark kernel at stitch 128), and stays silent
+    when they do not."""
+    from types import SimpleNamespace
+
+    from pypto.machine.result import AicpuRun
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from models import _build_bound
+
+    def result(build_cycles):
+        builds = [AicpuRun(0, f"build window {w}", w * build_cycles, (w + 1) * build_cycles,
+                           {"instances": 128, "cross_edges": 2300}) for w in range(9)]
+        return SimpleNamespace(aicpu=builds + [AicpuRun(1, "dispatch", 0, 5, {})],
+                               us=lambda c: c / 1800)
+    text = _build_bound(result(1800 * 285), 2467.0)
+    assert "builds the 9 windows one after another, 285 us each (128 instances" in text
+    assert "the builds after the first take 2,280 us of the 2,467 us kernel" in text
+    assert _build_bound(result(1800 * 100), 2467.0) == ""

@@ -13,9 +13,10 @@ The roofline is the largest of three terms, each a time no schedule of these tas
   (the outputs) beyond the L2 capacity (the simulated L2 is write-back: writes that fit stay
   in L2 during the kernel). Not the run's own `hbm_read_bytes`: that counts what this
   schedule re-read after L2 evictions, which a better schedule could avoid.
-  NOTE: the simulator fixes a task's share of HBM bandwidth when it starts, so for a moment
-  the tasks running can move more than the peak together; the term is the hardware's bound,
-  which such a moment can undercut, never by much (the tests check real kernels against it).
+  NOTE: the simulator gives each task one share of HBM bandwidth for its whole life (the
+  time-average of its sharers, `machine/sharing.py`), so for a moment the tasks running can
+  move more than the peak together; the term is the hardware's bound, which such a moment
+  can undercut, never by much (the tests check real kernels and bursts against it).
 - cube: the sum of the cube cycles the cost model charges AIC tasks (issue + one cycle per
   16 x k0 x 16 fractal, padded: what the cube pipe really does, not 2MNK/peak) over all AIC
   cores; every AIC task lasts at least its cube cycles and a core runs one task at a time;
