@@ -21,11 +21,12 @@ import inspect
 import os
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from pypto import _config
 from pypto._config import CompileOptions, RunOptions
 from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
+from pypto.frontend import knobs
 from pypto.frontend import options as opt
 from pypto.frontend.binding import BoundTensor, freeze
 from pypto.frontend.entry import check_not_nested, trace_kernel
@@ -82,6 +83,7 @@ class JitKernel:
         self._last_run: Any = None
         self._pending_run: Any = None
         self.last_program: Program | None = None
+        self.last_call: tuple[tuple, dict] | None = None   # (args, kwargs), for `whatif`
         self.last_executor: Any = None
         self.compile_count = 0
         self._out_dir: str | None = None  # this call's output folder, once one is made
@@ -113,8 +115,19 @@ class JitKernel:
         """Run the kernel on the caller's tensors (results land in the output tensors)."""
         return self._call(args, kwargs)
 
-    def _call(self, args: tuple, kwargs: dict) -> None:
+    @user_facing
+    def whatif(self, overrides: Mapping[str, Any] | None = None, /, **more: Any) -> Any:
+        """The last call again with knobs changed, timing only; a `toolkit.whatif.WhatIf`
+        (before/after runs and table; `.write(folder)` for both run folders and the diff
+        page). Knobs: option names (`stitch_function_max_num=512`) as keywords, call sites
+        (`{"vec_tile@kernel.py:42": (16, 512)}`) in the mapping; see `frontend.knobs`."""
+        from pypto.toolkit.whatif import rerun   # NOTE: lazy, keeps `import pypto` fast
+        return rerun(self, {**(overrides or {}), **more})
+
+    def _call(self, args: tuple, kwargs: dict, remember: bool = True) -> None:
         check_not_nested(self.__name__, args)
+        if remember:
+            self.last_call = (args, kwargs)
         self._out_dir = None
         bound, others, symbols = self.bind(args, kwargs)
         token = opt.push_scope("jit_scope", self._options_scope())
@@ -144,6 +157,8 @@ class JitKernel:
                     return None
                 self._announce_run_mode(run.run_mode)
                 self._execute(program, bound, symbols, run)
+            if remember:
+                knobs.record(self)
         finally:
             opt.pop_scope(token)
         return None
@@ -157,10 +172,12 @@ class JitKernel:
 
     def _key(self, bound: list[BoundTensor], others: dict[str, Any]) -> tuple:
         """The compile-cache key less the guards: shapes/dtypes, non-tensor values, options."""
+        active = knobs.active()
         return (tuple(b.static_key for b in bound),
                 tuple((k, freeze(v, f"argument '{k}'")) for k, v in others.items()),
                 tuple(sorted((k, repr(v)) for k, v in opt.snapshot().items()
-                             if not k.startswith("runtime."))))
+                             if not k.startswith("runtime."))),
+                active.key()[1] if active is not None else ())
 
     def _trace(self, bound: list[BoundTensor], others: dict[str, Any]) -> Program:
         return trace_kernel(self.__name__, self.func, bound, others)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pypto import _config
 from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
+from pypto.frontend import knobs
 from pypto.ir.operation import CubeTile
 from pypto.symbolic import SymbolicScalar
 
@@ -40,7 +41,11 @@ def _top() -> Scope:
 
 
 def lookup(key: str, default: Any = None) -> Any:
-    """The value of a flattened key in the current scope (inherited from outer scopes)."""
+    """The value of a flattened key in the current scope (inherited from outer scopes); an
+    active knob override (`frontend.knobs`) wins over every scope."""
+    overridden, value = knobs.option(key)
+    if overridden:
+        return value
     for scope in reversed(_STACK.get()):
         if key in scope.values:
             return scope.values[key]
@@ -60,6 +65,9 @@ def snapshot() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for scope in _STACK.get():
         out.update(scope.values)
+    active = knobs.active()
+    if active is not None:
+        out.update(active.options)
     return out
 
 
@@ -240,7 +248,7 @@ get_operation_options = _getter("operation")
 @user_facing
 def set_vec_tile_shapes(*shapes: Any) -> None:
     """Set the vector TileShape for ops recorded after this call (one size per dim)."""
-    _top().values["vec_tile_shapes"] = canonical_vec_tile(shapes)
+    _top().values["vec_tile_shapes"] = knobs.at_site("vec_tile", canonical_vec_tile(shapes))
 
 
 def get_vec_tile_shapes() -> list[int]:
@@ -251,7 +259,8 @@ def get_vec_tile_shapes() -> list[int]:
 @user_facing
 def set_cube_tile_shapes(m: list, k: list, n: list, enable_split_k: bool = False) -> None:
     """Set the cube TileShape `[mL0,mL1],[kL0,kL1(,kL1b)],[nL0,nL1]` for following matmuls."""
-    _top().values["cube_tile_shapes"] = canonical_cube_tile(m, k, n, enable_split_k)
+    _top().values["cube_tile_shapes"] = knobs.at_site(
+        "cube_tile", canonical_cube_tile(m, k, n, enable_split_k))
 
 
 def get_cube_tile_shapes() -> tuple[list[int], list[int], list[int], bool]:

@@ -30,6 +30,8 @@ SUBCOMMANDS = {
     "diff": ("pypto.toolkit.diff", "compare two runs: totals, per-leaf deltas, both swimlanes"),
     "graph": ("pypto.toolkit.graph",
               "compiled-graph views (tensor/tile/execute/block) of a run's output folder"),
+    "whatif": ("pypto.toolkit.whatif",
+               "run a script's kernels again with knobs changed (--set), and diff the runs"),
 }
 
 

@@ -1,0 +1,231 @@
+"""What-if: the same kernel call again with knobs changed, and what that changes.
+
+Two entries, one result (`WhatIf`: both simulated runs, a before/after table, and `write`
+for both run folders plus the toolkit's diff page):
+- `kernel.whatif({...}, **knobs)` (`JitKernel.whatif` -> `rerun`) repeats the kernel's last
+  call with the knobs of `frontend.knobs` applied. It runs timing only (no arithmetic, the
+  caller's tensors untouched) unless the kernel's control flow or offsets read values it
+  computes; then it computes on copies of the arguments. The kernel's own last run, program
+  and executor stay the ones of the caller's call.
+- `pypto-toolkit whatif SCRIPT[::FUNC] --set KNOB=VALUE ...` runs a script (or one
+  function of it) twice, as is and with the knobs, and pairs the kernel calls of both runs in
+  order. The script runs as written, numerics and golden checks included.
+
+A knob that changes nothing because it matched no call fails the run (`Knobs.check_used`);
+one that matched but changes nothing shows up as an unchanged table.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import runpy
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+from pypto.errors import PyptoValueError
+from pypto.frontend import knobs as knob_state
+from pypto.toolkit.errors import ToolkitError
+
+# (label, how to read it from a SimResult's stats, unit)
+METRICS = (("kernel", "kernel_cycles", "us"), ("end to end", "e2e_cycles", "us"),
+           ("host end to end", "host_e2e_cycles", "us"), ("tasks", "tasks", ""),
+           ("windows", "windows", ""), ("root instances", "instances", ""),
+           ("utilisation", "utilization", "%"), ("L2 hit ratio", "l2_hit_ratio", "%"),
+           ("HBM reads", "hbm_read_bytes", "MB"))
+
+
+@dataclass
+class WhatIf:
+    """One kernel call before and after the knobs (`before`, `after`: `SimResult`s)."""
+
+    kernel: str
+    knobs: list[str]
+    before: Any
+    after: Any
+    programs: tuple[Any, Any]
+    timing_only: bool = True
+    how: str = "timing only"   # how the "after" run ran, for the table's title
+    folders: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def speedup(self) -> float:
+        """Kernel time before / after (> 1: the knobs made it faster)."""
+        after = self.after.stats["kernel_cycles"]
+        return self.before.stats["kernel_cycles"] / after if after else float("inf")
+
+    def rows(self) -> list[tuple[str, float, float, str]]:
+        """(metric, before, after, unit) in display units."""
+        out = []
+        for label, key, unit in METRICS:
+            a, b = (self._value(r, key, unit) for r in (self.before, self.after))
+            if a is not None and b is not None:
+                out.append((label, a, b, unit))
+        return out
+
+    @staticmethod
+    def _value(result: Any, key: str, unit: str) -> float | None:
+        v = result.stats.get(key)
+        if v is None:
+            return None
+        return {"us": result.us(v) if key.endswith("cycles") else v, "%": 100 * v,
+                "MB": v / 1e6}.get(unit, v)
+
+    def __str__(self) -> str:
+        lines = [f"what-if {self.kernel}: {', '.join(self.knobs) or '(no knobs)'} "
+                 f"({self.how})",
+                 f"  {'metric':<16} {'before':>12} {'after':>12} {'after/before':>13}"]
+        for label, a, b, unit in self.rows():
+            ratio = f"{b / a:.3f}" if a else "-"
+            digits = 0 if not unit else 2
+            lines.append(f"  {label:<16} {a:>12,.{digits}f} {b:>12,.{digits}f} {ratio:>13}  "
+                         f"{unit}".rstrip())
+        lines.append(f"  kernel speedup {self.speedup:.3f}x")
+        return "\n".join(lines)
+
+    def write(self, folder: str) -> str:
+        """Both runs' folders (`before/`, `after/`) and `diff.html` under `folder`; returns
+        the diff page's path."""
+        from pypto.toolkit.run_pages import write_run
+        for name, result, program in (("before", self.before, self.programs[0]),
+                                      ("after", self.after, self.programs[1])):
+            self.folders[name] = write_run(result, program, os.path.join(folder, name))
+        return write_diff(self.folders["before"], self.folders["after"],
+                          os.path.join(folder, "diff.html"))
+
+
+def write_diff(before: str, after: str, path: str) -> str:
+    """The toolkit's diff page of two run folders."""
+    from pypto.toolkit import trace
+    from pypto.toolkit.analyze import analyze
+    from pypto.toolkit.diff import compare
+    from pypto.toolkit.viewer import render_diff_html
+    da, db = trace.load(before), trace.load(after)
+    report = compare(analyze(da, before), analyze(db, after))
+    return str(render_diff_html(da, db, report, path, titles=("before", "after")))
+
+
+# ---- the kernel API -----------------------------------------------------------------------
+
+def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
+    """`kernel`'s last call again with `assignments` applied (see the module docstring)."""
+    from pypto.runtime.tile_executor import timing_only_possible
+    if kernel.last_call is None:
+        raise PyptoValueError(f"kernel '{kernel.__name__}': whatif repeats the kernel's last "
+                              f"call; call it once first")
+    before, before_program = kernel.last_run, kernel.last_program
+    parsed = knob_state.parse(assignments)
+    timing_only = "runtime.numerics" not in parsed.options and \
+        timing_only_possible(before_program) is None
+    run_knobs = knob_state.Knobs(dict(parsed.options), parsed.sites, parsed.hits)
+    run_knobs.options.setdefault("debug.runtime_debug_mode", 0)   # no output/ folder
+    args, kwargs = kernel.last_call
+    if timing_only:
+        run_knobs.options["runtime.numerics"] = "timing_only"
+    else:   # the arithmetic runs: on copies, so the caller's outputs keep their values
+        args, kwargs = _copies(args), {k: _copy(v) for k, v in kwargs.items()}
+    with _kernel_state_kept(kernel), knob_state.applied(run_knobs):
+        kernel._call(args, kwargs, remember=False)
+        run_knobs.check_used()
+        after, after_program = kernel.last_run, kernel.last_program
+    how = "timing only" if timing_only else \
+        "computed on copies: its control flow or offsets read values it computes"
+    return WhatIf(kernel.__name__, parsed.describe(), before, after,
+                  (before_program, after_program), timing_only, how)
+
+
+_KEPT = ("_last_run", "_pending_run", "last_program", "last_compiled", "last_executor",
+         "_out_dir")
+
+
+@contextlib.contextmanager
+def _kernel_state_kept(kernel: Any) -> Iterator[None]:
+    """The kernel's record of its last call (run, program, executor) as it was."""
+    saved = {name: getattr(kernel, name) for name in _KEPT}
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(kernel, name, value)
+
+
+def _copy(value: Any) -> Any:
+    if hasattr(value, "clone") and callable(value.clone):   # torch
+        return value.clone()
+    if hasattr(value, "copy") and hasattr(value, "dtype"):   # numpy
+        return value.copy()
+    return value
+
+
+def _copies(args: tuple) -> tuple:
+    return tuple(_copy(a) for a in args)
+
+
+# ---- the command line ---------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="a Python file that calls kernels, or FILE::FUNC to "
+                                       "call one function of it (no arguments)")
+    parser.add_argument("--set", dest="knobs", action="append", default=[], metavar="KNOB=VALUE",
+                        help="a knob: an option (stitch_function_max_num=512, "
+                             "pass.cube_l1_reuse_setting={-1:4}) or a call site "
+                             "(vec_tile@kernel.py:42=16,512, "
+                             "cube_tile@mm.py:17=[[128,128],[64,256],[256,256]]); repeatable")
+    parser.add_argument("-o", "--output", metavar="DIR", default=os.path.join("output", "whatif"),
+                        help="where the runs and diff pages go (default: output/whatif)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.knobs:
+        raise ToolkitError("whatif: give at least one --set KNOB=VALUE")
+    try:
+        parsed = knob_state.parse(dict(map(knob_state.parse_assignment, args.knobs)))
+    except PyptoValueError as e:
+        raise ToolkitError(str(e)) from None
+    before = _script_calls(args.script, None)
+    after = _script_calls(args.script, parsed)
+    if len(before) != len(after):
+        raise ToolkitError(f"{args.script} made {len(before)} kernel call(s) as written and "
+                           f"{len(after)} with the knobs: the calls cannot be paired")
+    for n, ((name, a, pa), (_, b, pb)) in enumerate(zip(before, after)):
+        result = WhatIf(name, parsed.describe(), a, b, (pa, pb), timing_only=False,
+                        how=f"call {n + 1} of {len(before)}; the script ran as written")
+        print(result)
+        path = result.write(os.path.join(args.output, f"{n}_{name}"))
+        print(f"wrote {path}")
+    return 0
+
+
+def _script_calls(script: str, knobs: knob_state.Knobs | None) -> list:
+    """The (kernel, run, program) of every kernel call `script` makes, with `knobs` active."""
+    path, _, func = script.partition("::")
+    if not os.path.isfile(path):
+        raise ToolkitError(f"whatif: no such script '{path}'")
+    argv, sys.argv = sys.argv, [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        with knob_state.recording() as calls, contextlib.ExitStack() as stack:
+            if knobs is not None:
+                stack.enter_context(knob_state.applied(knobs))
+            namespace = runpy.run_path(path, run_name="__main__" if not func else "__whatif__")
+            if func:
+                if not callable(namespace.get(func)):
+                    raise ToolkitError(f"whatif: {path} has no function '{func}'")
+                namespace[func]()
+    except PyptoValueError as e:
+        raise ToolkitError(str(e)) from None
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise ToolkitError(f"whatif: {script} exited with {e.code}") from None
+    finally:
+        sys.argv = argv
+        sys.path.pop(0)
+    try:
+        if knobs is not None:
+            knobs.check_used()
+    except PyptoValueError as e:
+        raise ToolkitError(str(e)) from None
+    if not calls:
+        raise ToolkitError(f"whatif: {script} called no kernel")
+    return calls
