@@ -124,6 +124,15 @@ class JitKernel:
         from pypto.toolkit.whatif import rerun   # NOTE: lazy, keeps `import pypto` fast
         return rerun(self, {**(overrides or {}), **more})
 
+    @user_facing
+    def tune(self, budget: int = 50, seconds: float | None = None, seed: int = 0,
+             metric: str = "kernel_us", dimensions: Any = None, progress: bool = True) -> Any:
+        """Search this kernel's knobs on the simulated machine for its last call's arguments
+        (timing only); a `toolkit.tune_search.TuneResult` (`.best.config`, `.table()`,
+        `.whatif()`). The space: `toolkit.tune_space.search_space(kernel)` unless given."""
+        from pypto.toolkit.tune_search import tune   # NOTE: lazy, keeps `import pypto` fast
+        return tune(self, dimensions, budget, seconds, seed, metric, progress)
+
     def _call(self, args: tuple, kwargs: dict, remember: bool = True) -> None:
         check_not_nested(self.__name__, args)
         if remember:

@@ -167,9 +167,9 @@ def option(key: str) -> tuple[bool, Any]:
 
 def at_site(kind: str, value: Any) -> Any:
     """The value a `kind` call ("vec_tile"/"cube_tile") takes: an active override of the
-    user's line that made the call, else `value`."""
-    knobs = _ACTIVE.get()
-    if knobs is None or not knobs.sites:
+    user's line that made the call, else `value`. While `discovering`, the call is noted."""
+    knobs, found = _ACTIVE.get(), _FOUND.get()
+    if (knobs is None or not knobs.sites) and found is None:
         return value
     frame = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
@@ -177,11 +177,33 @@ def at_site(kind: str, value: Any) -> Any:
     if frame is None:
         return value
     path, line = os.path.normpath(os.path.abspath(frame.f_code.co_filename)), frame.f_lineno
+    if found is not None:
+        found.setdefault((kind, path, line), value)
+    if knobs is None:
+        return value
     for (k, suffix, at), new in knobs.sites.items():
         if k == kind and at == line and (path == suffix or path.endswith(os.sep + suffix)):
             knobs.hits[(k, suffix, at)] = knobs.hits.get((k, suffix, at), 0) + 1
             return new
     return value
+
+
+# ---- finding the call sites a kernel has (the tuner's search space) ----
+
+_FOUND: contextvars.ContextVar[dict | None] = contextvars.ContextVar("pypto_knob_sites",
+                                                                    default=None)
+
+
+@contextlib.contextmanager
+def discovering() -> Iterator[dict]:
+    """Collect {(kind, absolute path, line): the value it set} of every tile-shape call traced
+    inside (the first value of each site)."""
+    found: dict = {}
+    token = _FOUND.set(found)
+    try:
+        yield found
+    finally:
+        _FOUND.reset(token)
 
 
 # ---- recording the kernel calls of a script (`pypto-toolkit whatif`) ----

@@ -1,0 +1,188 @@
+"""The tuner's search: knob settings of one kernel call, each simulated timing only, the best
+kept (`kernel.tune(...)`).
+
+Every evaluation is a what-if of the kernel's last call (`whatif.rerun`) with one setting of
+the `tune_space` dimensions; the objective is the simulated kernel time (or end-to-end time).
+A setting the compiler refuses (a tile over the UB / L1 / L0 capacity, an invalid option) is
+recorded as infeasible with the compiler's message and costs no simulation.
+
+Strategy, deterministic for a given `seed`:
+- a space of at most `budget` settings is searched exhaustively;
+- a larger one by coordinate descent from the kernel's own setting: one dimension at a time
+  (in an order shuffled by `seed` each sweep), each of its candidates tried with the others at
+  their best so far, the best kept; sweeps repeat until one improves nothing or the budget
+  (evaluations, and optionally seconds) is spent. It suits knobs whose effects mostly add up
+  (tile shapes, merge counts, stitch size), the way a practitioner tunes them one at a time.
+The kernel keeps its own last run, program and compile cache as they were.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pypto.errors import PyptoError, PyptoValueError
+from pypto.toolkit.tune_space import Dimension, search_space
+from pypto.toolkit.whatif import WhatIf, rerun
+
+METRICS = {"kernel_us": "kernel_cycles", "e2e_us": "e2e_cycles"}
+
+
+@dataclass
+class Evaluation:
+    """One setting: the knobs that differ from the kernel's own, and what it gave."""
+
+    config: dict[str, Any]
+    value_us: float | None = None    # the objective; None when infeasible
+    error: str | None = None         # why the compiler refused it
+
+
+@dataclass
+class TuneResult:
+    kernel: str
+    metric: str
+    dimensions: list[Dimension]
+    evaluations: list[Evaluation]
+    seconds: float
+    strategy: str
+    _kernel: Any = field(default=None, repr=False)
+
+    @property
+    def baseline(self) -> Evaluation:
+        return self.evaluations[0]
+
+    @property
+    def best(self) -> Evaluation:
+        feasible = [e for e in self.evaluations if e.value_us is not None]
+        return min(feasible, key=lambda e: e.value_us)
+
+    @property
+    def speedup(self) -> float:
+        return self.baseline.value_us / self.best.value_us
+
+    @property
+    def evaluations_per_second(self) -> float:
+        return len(self.evaluations) / self.seconds if self.seconds else float("inf")
+
+    def whatif(self) -> WhatIf:
+        """The best setting against the kernel's own, as a what-if (table, diff page)."""
+        return rerun(self._kernel, self.best.config)
+
+    def table(self, top: int = 10) -> str:
+        infeasible = sum(e.value_us is None for e in self.evaluations)
+        lines = [f"tune {self.kernel}: {len(self.evaluations)} evaluations ({self.strategy}, "
+                 f"{infeasible} infeasible) in {self.seconds:.1f} s "
+                 f"({self.evaluations_per_second:.1f}/s); {self.metric} "
+                 f"{self.baseline.value_us:,.2f} -> {self.best.value_us:,.2f} us "
+                 f"({self.speedup:.2f}x)",
+                 f"  {'rank':>4} {self.metric:>12}  setting"]
+        ranked = sorted((e for e in self.evaluations if e.value_us is not None),
+                        key=lambda e: e.value_us)
+        for n, e in enumerate(ranked[:top], 1):
+            lines.append(f"  {n:>4} {e.value_us:>12,.2f}  {_describe(e.config)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _describe(config: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in config.items()) or "(the kernel's own)"
+
+
+def tune(kernel: Any, dimensions: Sequence[Dimension] | None = None, budget: int = 50,
+         seconds: float | None = None, seed: int = 0, metric: str = "kernel_us",
+         progress: bool = True) -> TuneResult:
+    """Search `dimensions` (default: `search_space(kernel)`) for the setting that minimises
+    `metric` ("kernel_us" or "e2e_us") of the kernel's last call; see the module docstring."""
+    if metric not in METRICS:
+        raise PyptoValueError(f"tune: metric must be one of {sorted(METRICS)}, got {metric!r}")
+    if not isinstance(budget, int) or budget < 1:
+        raise PyptoValueError(f"tune: budget must be an int >= 1 evaluations, got {budget!r}")
+    started = time.perf_counter()
+    dims = list(dimensions) if dimensions is not None else search_space(kernel)
+    caches = (dict(kernel._cache), dict(kernel._compiled), dict(kernel._plans))
+    search = _Search(kernel, dims, budget, seconds, metric, started, progress)
+    try:
+        baseline = search.evaluate({d.knob: d.current for d in dims})
+        if baseline.value_us is None:
+            raise PyptoValueError(f"tune: kernel '{kernel.__name__}' does not compile with "
+                                  f"its own setting: {baseline.error}")
+        size = math.prod(len(d.candidates) for d in dims)
+        if size <= budget:
+            strategy = f"exhaustive over {size}"
+            search.exhaustive()
+        else:
+            strategy = f"coordinate descent over {size:,} (seed {seed})"
+            search.descent(random.Random(seed))
+    finally:
+        kernel._cache, kernel._compiled, kernel._plans = caches
+        search.done()
+    return TuneResult(kernel.__name__, metric, dims, search.evaluations,
+                      time.perf_counter() - started, strategy, kernel)
+
+
+class _Search:
+    def __init__(self, kernel: Any, dims: list[Dimension], budget: int, seconds: float | None,
+                 metric: str, started: float, progress: bool):
+        self.kernel, self.dims, self.budget, self.seconds = kernel, dims, budget, seconds
+        self.key, self.started = METRICS[metric], started
+        self.progress = progress and sys.stderr.isatty()
+        self.evaluations: list[Evaluation] = []
+        self.seen: dict[tuple, Evaluation] = {}
+
+    def spent(self) -> bool:
+        return len(self.evaluations) >= self.budget or (
+            self.seconds is not None and time.perf_counter() - self.started >= self.seconds)
+
+    def evaluate(self, choice: dict[str, Any]) -> Evaluation:
+        """The setting `choice` (knob -> value, every dimension), once."""
+        config = {d.knob: choice[d.knob] for d in self.dims if choice[d.knob] != d.current}
+        key = tuple((k, repr(v)) for k, v in config.items())
+        if key in self.seen:
+            return self.seen[key]
+        try:
+            run = rerun(self.kernel, config).after
+            e = Evaluation(config, run.us(run.stats[self.key]))
+        except PyptoError as err:   # refused by the compiler: a capacity, an invalid value
+            e = Evaluation(config, None, str(err).splitlines()[0])
+        self.seen[key] = e
+        self.evaluations.append(e)
+        if self.progress:
+            best = min((x.value_us for x in self.evaluations if x.value_us is not None),
+                       default=float("nan"))
+            print(f"\rtune {self.kernel.__name__}: {len(self.evaluations)}/{self.budget}, "
+                  f"best {best:,.2f} us", end="", file=sys.stderr, flush=True)
+        return e
+
+    def exhaustive(self) -> None:
+        for values in itertools.product(*(d.candidates for d in self.dims)):
+            if self.spent():
+                return
+            self.evaluate(dict(zip((d.knob for d in self.dims), values)))
+
+    def descent(self, rng: random.Random) -> None:
+        best = {d.knob: d.current for d in self.dims}
+        best_value = self.evaluate(best).value_us   # (the baseline, already evaluated)
+        improved = True
+        while improved and not self.spent():
+            improved = False
+            order = list(self.dims)
+            rng.shuffle(order)
+            for d in order:
+                for candidate in d.candidates:
+                    if self.spent():
+                        return
+                    if candidate == best[d.knob]:
+                        continue
+                    e = self.evaluate({**best, d.knob: candidate})
+                    if e.value_us is not None and e.value_us < best_value:
+                        best, best_value, improved = {**best, d.knob: candidate}, e.value_us, True
+
+    def done(self) -> None:
+        if self.progress:
+            print(file=sys.stderr)

@@ -1,0 +1,100 @@
+"""The tuner (`kernel.tune`, `toolkit.tune_space`, `toolkit.tune_search`): the search space is
+found from the kernel's own call sites, every setting is simulated timing only, settings the
+compiler refuses are recorded as infeasible, and a search is deterministic for its seed."""
+import os
+
+import pytest
+import torch
+
+import pypto
+from pypto.errors import PyptoValueError
+from pypto.toolkit.tune_space import Dimension, search_space
+
+HERE = os.path.basename(__file__)
+
+
+def _line(marker: str) -> int:
+    with open(__file__) as f:
+        return next(n for n, text in enumerate(f, 1) if marker in text and "_line(" not in text)
+
+
+@pypto.frontend.jit
+def _rows(x: pypto.Tensor([], pypto.DT_FP32), w: pypto.Tensor([], pypto.DT_FP16),
+          y: pypto.Tensor([], pypto.DT_FP32), z: pypto.Tensor([], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)                              # VEC_SITE
+    y[:] = pypto.exp(x) * 2.0
+    pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])      # CUBE_SITE
+    z[:] = pypto.matmul(pypto.cast(x, pypto.DT_FP16), w, pypto.DT_FP32)
+
+
+def _call():
+    x, w = torch.rand(128, 256), torch.rand(256, 128).half()
+    _rows(x, w, torch.zeros(128, 256), torch.zeros(128, 128))
+
+
+def test_the_space_is_the_kernels_call_sites_and_options():
+    _call()
+    dims = {d.knob: d for d in search_space(_rows)}
+    vec, cube = f"vec_tile@{HERE}:{_line('VEC_SITE')}", f"cube_tile@{HERE}:{_line('CUBE_SITE')}"
+    assert set(dims) == {vec, cube, "stitch_function_max_num", "device_sched_mode",
+                         "cube_l1_reuse_setting", "vec_nbuffer_setting"}
+    assert dims[vec].current == (16, 64) and dims[vec].candidates[0] == (16, 64)
+    assert all(c[1] % 16 == 0 for c in dims[vec].candidates) and (64, 256) in dims[vec].candidates
+    assert dims[cube].current == ((64, 64), (64, 64, 64), (64, 64), False)
+    assert ((128, 128), (64, 256), (256, 256), False) in dims[cube].candidates
+    assert dims["stitch_function_max_num"].current == 128
+
+
+def test_a_small_space_is_searched_whole_and_the_best_is_the_fastest():
+    _call()
+    before, cache = _rows.last_run, dict(_rows._cache)
+    vec = f"vec_tile@{HERE}:{_line('VEC_SITE')}"
+    dims = [Dimension(vec, (16, 64), ((16, 64), (4, 64), (64, 256)), "test")]
+    result = _rows.tune(dimensions=dims, progress=False)
+    assert result.strategy == "exhaustive over 3" and len(result.evaluations) == 3
+    values = {repr(e.config): e.value_us for e in result.evaluations}
+    assert result.best.value_us == min(values.values())
+    assert result.baseline.config == {} and result.speedup >= 1.0
+    assert _rows.last_run is before and _rows._cache == cache   # the kernel as it was
+    assert "tune _rows: 3 evaluations (exhaustive over 3" in result.table()
+
+
+@pypto.frontend.jit
+def _wide(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 256)                             # WIDE_SITE
+    y[:] = pypto.exp(x)
+
+
+def test_a_setting_the_compiler_refuses_is_infeasible_not_fatal():
+    _wide(torch.rand(1024, 1024), torch.zeros(1024, 1024))
+    vec = f"vec_tile@{HERE}:{_line('WIDE_SITE')}"
+    dims = [Dimension(vec, (16, 256), ((16, 256), (1024, 1024)), "test")]   # 4 MiB of UB
+    result = _wide.tune(dimensions=dims, progress=False)
+    bad = result.evaluations[1]
+    assert bad.value_us is None and "UB" in bad.error
+    assert result.best is result.baseline
+
+
+def test_descent_keeps_its_budget_and_is_deterministic_for_a_seed():
+    _call()
+    runs = [_rows.tune(budget=12, seed=3, progress=False) for _ in range(2)]
+    assert [len(r.evaluations) for r in runs] == [12, 12]
+    assert runs[0].strategy.startswith("coordinate descent over")
+    assert [e.config for e in runs[0].evaluations] == [e.config for e in runs[1].evaluations]
+    assert [e.value_us for e in runs[0].evaluations] == [e.value_us for e in runs[1].evaluations]
+    assert runs[0].best.value_us <= runs[0].baseline.value_us
+    w = runs[0].whatif()
+    assert w.after.us(w.after.stats["kernel_cycles"]) == pytest.approx(runs[0].best.value_us)
+
+
+def test_bad_requests_are_named():
+    @pypto.frontend.jit
+    def never(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        y[:] = x
+    with pytest.raises(PyptoValueError, match="call it once first"):
+        never.tune()
+    _call()
+    with pytest.raises(PyptoValueError, match="metric must be one of"):
+        _rows.tune(metric="latency")
+    with pytest.raises(PyptoValueError, match="budget must be an int >= 1"):
+        _rows.tune(budget=0)
