@@ -216,6 +216,10 @@ _SPECS: list[OptionSpec] = [
     OptionSpec("runtime", "machine", text, "",
                "OpenPTO: machine preset (a2a3, 910b1, 910b3, 910b4; default $OPENPTO_MACHINE or "
                "a2a3) shared by the compiler's capacity checks and the simulator"),
+    OptionSpec("runtime", "use_tuned", flag, False,
+               "OpenPTO: apply the best setting the tuning database holds for this kernel, "
+               "argument shapes, machine and simulator (kernel.tune(db=True)); a stale entry "
+               "is reported and not applied; also PYPTO_TUNED=1"),
     OptionSpec("runtime", "numerics", one_of("exact", "timing_only"), "exact",
                "OpenPTO: 'timing_only' builds the same tasks, windows and simulated timeline "
                "but runs no tile op's arithmetic (outputs are left unchanged), so full-size "

@@ -21,11 +21,12 @@ import inspect
 import os
 import sys
 import time
+import warnings
 from typing import Any, Callable, Mapping
 
 from pypto import _config
 from pypto._config import CompileOptions, RunOptions
-from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
+from pypto.errors import PyptoTypeError, PyptoValueError, PyptoWarning, user_facing
 from pypto.frontend import knobs
 from pypto.frontend import options as opt
 from pypto.frontend.binding import BoundTensor, freeze
@@ -126,12 +127,15 @@ class JitKernel:
 
     @user_facing
     def tune(self, budget: int = 50, seconds: float | None = None, seed: int = 0,
-             metric: str = "kernel_us", dimensions: Any = None, progress: bool = True) -> Any:
+             metric: str = "kernel_us", dimensions: Any = None, progress: bool = True,
+             db: str | bool | None = None) -> Any:
         """Search this kernel's knobs on the simulated machine for its last call's arguments
         (timing only); a `toolkit.tune_search.TuneResult` (`.best.config`, `.table()`,
-        `.whatif()`). The space: `toolkit.tune_space.search_space(kernel)` unless given."""
+        `.whatif()`). The space: `toolkit.tune_space.search_space(kernel)` unless given.
+        `db=True` (or a path): reuse and keep results in the tuning database
+        (`toolkit.tune_db`; runtime_options use_tuned applies them to later calls)."""
         from pypto.toolkit.tune_search import tune   # NOTE: lazy, keeps `import pypto` fast
-        return tune(self, dimensions, budget, seconds, seed, metric, progress)
+        return tune(self, dimensions, budget, seconds, seed, metric, progress, db)
 
     def _call(self, args: tuple, kwargs: dict, remember: bool = True) -> None:
         check_not_nested(self.__name__, args)
@@ -140,7 +144,9 @@ class JitKernel:
         self._out_dir = None
         bound, others, symbols = self.bind(args, kwargs)
         token = opt.push_scope("jit_scope", self._options_scope())
+        tuned = None
         try:
+            tuned = self._apply_tuned(bound, others)
             guards = self._guards.key()
             key = self._key(bound, others)
             program = self._cache.get(key + (guards,)) if self.use_cache else None
@@ -169,8 +175,29 @@ class JitKernel:
             if remember:
                 knobs.record(self)
         finally:
+            if tuned is not None:
+                knobs.deactivate(tuned)
             opt.pop_scope(token)
         return None
+
+    def _apply_tuned(self, bound: list[BoundTensor], others: dict) -> Any:
+        """With runtime_options use_tuned (or PYPTO_TUNED=1): the tuning database's fresh
+        setting for this call made active (a token to undo it), a stale one reported."""
+        if knobs.active() is not None or not (opt.lookup("runtime.use_tuned")
+                                              or os.environ.get("PYPTO_TUNED") == "1"):
+            return None
+        from pypto.toolkit.tune_db import Key, TuneDB   # NOTE: lazy, only when asked
+        spec = machine_spec(CompileOptions.from_scope(opt.lookup).machine)
+        entry = TuneDB().lookup(Key.of_call(self, bound, others, spec))
+        if entry is None:
+            return None
+        if entry.stale:
+            warnings.warn(PyptoWarning(
+                f"kernel '{self.__name__}': the tuning database's entry for these shapes is "
+                f"stale ({entry.stale}), so it is not applied; run kernel.tune(db=True) "
+                f"again"), stacklevel=3)
+            return None
+        return knobs.activate(knobs.parse(entry.config))
 
     def _options_scope(self) -> dict[str, Any]:
         values = dict(self._fixed)

@@ -153,6 +153,15 @@ def applied(knobs: Knobs) -> Iterator[Knobs]:
         _ACTIVE.reset(token)
 
 
+def activate(knobs: Knobs) -> contextvars.Token:
+    """`applied` for code that cannot use a with-block; undo with `deactivate(token)`."""
+    return _ACTIVE.set(knobs)
+
+
+def deactivate(token: contextvars.Token) -> None:
+    _ACTIVE.reset(token)
+
+
 def active() -> Knobs | None:
     return _ACTIVE.get()
 

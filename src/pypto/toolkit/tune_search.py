@@ -50,13 +50,18 @@ class TuneResult:
     seconds: float
     strategy: str
     _kernel: Any = field(default=None, repr=False)
+    stored: Any = None   # the tuning-database entry this answer came from (no evaluations)
 
     @property
     def baseline(self) -> Evaluation:
+        if self.stored is not None:
+            return Evaluation({}, self.stored.baseline_us)
         return self.evaluations[0]
 
     @property
     def best(self) -> Evaluation:
+        if self.stored is not None:
+            return Evaluation(self.stored.config, self.stored.value_us)
         feasible = [e for e in self.evaluations if e.value_us is not None]
         return min(feasible, key=lambda e: e.value_us)
 
@@ -81,7 +86,7 @@ class TuneResult:
                  f"({self.speedup:.2f}x)",
                  f"  {'rank':>4} {self.metric:>12}  setting"]
         ranked = sorted((e for e in self.evaluations if e.value_us is not None),
-                        key=lambda e: e.value_us)
+                        key=lambda e: e.value_us) or [self.best]
         for n, e in enumerate(ranked[:top], 1):
             lines.append(f"  {n:>4} {e.value_us:>12,.2f}  {_describe(e.config)}")
         return "\n".join(lines)
@@ -96,14 +101,37 @@ def _describe(config: dict[str, Any]) -> str:
 
 def tune(kernel: Any, dimensions: Sequence[Dimension] | None = None, budget: int = 50,
          seconds: float | None = None, seed: int = 0, metric: str = "kernel_us",
-         progress: bool = True) -> TuneResult:
+         progress: bool = True, db: str | bool | None = None) -> TuneResult:
     """Search `dimensions` (default: `search_space(kernel)`) for the setting that minimises
-    `metric` ("kernel_us" or "e2e_us") of the kernel's last call; see the module docstring."""
+    `metric` ("kernel_us" or "e2e_us") of the kernel's last call; see the module docstring.
+    `db` (True: the default file, or a path): answer from a fresh tuning-database entry with
+    no evaluation, and store what a search finds (`tune_db`)."""
     if metric not in METRICS:
         raise PyptoValueError(f"tune: metric must be one of {sorted(METRICS)}, got {metric!r}")
     if not isinstance(budget, int) or budget < 1:
         raise PyptoValueError(f"tune: budget must be an int >= 1 evaluations, got {budget!r}")
+    if kernel.last_call is None:
+        raise PyptoValueError(f"kernel '{kernel.__name__}': tune searches for the kernel's "
+                              f"last call; call it once first")
     started = time.perf_counter()
+    store = key = None
+    if db:
+        from pypto.toolkit.tune_db import Key, TuneDB
+        store, key = TuneDB(db if isinstance(db, str) else None), Key.of_last_call(kernel)
+        entry = store.lookup(key, metric)
+        if entry is not None and not entry.stale:
+            return TuneResult(kernel.__name__, metric, [], [], time.perf_counter() - started,
+                              f"from the tuning database {store.path}", kernel, entry)
+    result = _search(kernel, dimensions, budget, seconds, seed, metric, progress, started)
+    if store is not None:
+        store.store(key, metric, result.best.config, result.best.value_us,
+                    result.baseline.value_us, len(result.evaluations))
+    return result
+
+
+def _search(kernel: Any, dimensions: Sequence[Dimension] | None, budget: int,
+            seconds: float | None, seed: int, metric: str, progress: bool,
+            started: float) -> TuneResult:
     dims = list(dimensions) if dimensions is not None else search_space(kernel)
     caches = (dict(kernel._cache), dict(kernel._compiled), dict(kernel._plans))
     search = _Search(kernel, dims, budget, seconds, metric, started, progress)
