@@ -37,7 +37,7 @@ def test_the_space_is_the_kernels_call_sites_and_options():
     dims = {d.knob: d for d in search_space(_rows)}
     vec, cube = f"vec_tile@{HERE}:{_line('VEC_SITE')}", f"cube_tile@{HERE}:{_line('CUBE_SITE')}"
     assert set(dims) == {vec, cube, "stitch_function_max_num", "device_sched_mode",
-                         "cube_l1_reuse_setting", "vec_nbuffer_setting"}
+                         "cube_l1_reuse_setting", "cube_nbuffer_setting", "vec_nbuffer_setting"}
     assert dims[vec].current == (16, 64) and dims[vec].candidates[0] == (16, 64)
     assert all(c[1] % 16 == 0 for c in dims[vec].candidates) and (64, 256) in dims[vec].candidates
     assert dims[cube].current == ((64, 64), (64, 64, 64), (64, 64), False)

@@ -26,7 +26,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, NamedTuple
 
 from pypto import _config
 from pypto.errors import PyptoTypeError, PyptoValueError
@@ -221,9 +221,18 @@ _RECORDING: contextvars.ContextVar[list | None] = contextvars.ContextVar("pypto_
                                                                         default=None)
 
 
+class Call(NamedTuple):
+    """One recorded kernel call."""
+
+    name: str
+    run: Any          # its simulated run (`SimResult`)
+    program: Any      # its traced program
+    kernel: Any       # the `JitKernel` (its `last_call` is this call, until it is called again)
+
+
 @contextlib.contextmanager
 def recording() -> Iterator[list]:
-    """Collect (kernel name, run, program) of every kernel call inside."""
+    """Collect a `Call` for every kernel call inside."""
     calls: list = []
     token = _RECORDING.set(calls)
     try:
@@ -236,4 +245,4 @@ def record(kernel: Any) -> None:
     """Called after every kernel call that ran: note it while `recording`."""
     calls = _RECORDING.get()
     if calls is not None:
-        calls.append((kernel.__name__, kernel.last_run, kernel.last_program))
+        calls.append(Call(kernel.__name__, kernel.last_run, kernel.last_program, kernel))

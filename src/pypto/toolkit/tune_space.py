@@ -13,8 +13,8 @@ that made them:
   `[128,128],[64,256],[256,256]`, `[256,256],[64,256],[128,128]`, `[128,128],[128,512],
   [128,128]`) and the current tiles with split-K toggled;
 - `stitch_function_max_num` 16 .. 1024, `device_sched_mode` 0 .. 3, and, when the kernel has
-  cube sites, `cube_l1_reuse_setting` {-1: 1, 2, 4, 8}; when it has vector sites,
-  `vec_nbuffer_setting` {-1: 1, 2, 4}.
+  cube sites, `cube_l1_reuse_setting` and `cube_nbuffer_setting` {-1: 1, 2, 4, 8}; when it
+  has vector sites, `vec_nbuffer_setting` {-1: 1, 2, 4}.
 Candidates are not filtered by buffer capacity here: the compile that precedes every
 simulation checks UB / L1 / L0 and a candidate that does not fit fails there, cheaply, and is
 recorded as infeasible (`tune_search`).
@@ -64,6 +64,8 @@ def search_space(kernel: Any) -> list[Dimension]:
             ("device_sched_mode", "runtime", SCHED_MODES, "FIFO, L2 affinity, fair, both"),
             ("cube_l1_reuse_setting", "pass", [{-1: n} for n in L1_REUSE] if "cube_tile" in kinds
              else (), "merge 1 to 8 cube subgraphs that share a GM->L1 load"),
+            ("cube_nbuffer_setting", "pass", [{-1: n} for n in L1_REUSE] if "cube_tile" in kinds
+             else (), "merge 1 to 8 isomorphic cube subgraphs"),
             ("vec_nbuffer_setting", "pass", [{-1: n} for n in VEC_NBUFFER]
              if "vec_tile" in kinds else (), "merge 1 to 4 isomorphic vector subgraphs")):
         if values:

@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if len(before) != len(after):
         raise ToolkitError(f"{args.script} made {len(before)} kernel call(s) as written and "
                            f"{len(after)} with the knobs: the calls cannot be paired")
-    for n, ((name, a, pa), (_, b, pb)) in enumerate(zip(before, after)):
+    for n, ((name, a, pa, _), (_, b, pb, _)) in enumerate(zip(before, after)):
         result = WhatIf(name, parsed.describe(), a, b, (pa, pb), timing_only=False,
                         how=f"call {n + 1} of {len(before)}; the script ran as written")
         print(result)
