@@ -98,3 +98,36 @@ def test_bad_requests_are_named():
         _rows.tune(metric="latency")
     with pytest.raises(PyptoValueError, match="budget must be an int >= 1"):
         _rows.tune(budget=0)
+
+
+def test_the_command_line_tunes_a_scripts_kernels_into_reports(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    script = tmp_path / "tune_me.py"
+    script.write_text(textwrap.dedent('''
+        import torch
+        import pypto
+
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(4, 128)
+            y[:] = pypto.exp(x)
+
+        def main():
+            k(torch.rand(64, 512), torch.zeros(64, 512))
+    '''))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "tune", f"{script}::main",
+                           "--budget", "6", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "tune k: 6 evaluations" in proc.stdout
+    page = (out / "0_k" / "report.html").read_text()
+    assert "Sensitivity" in page and "vec_tile@tune_me.py:7" in page
+    assert "The advisor on the best run" in page and (out / "0_k" / "diff.html").is_file()
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "tune", str(empty)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2 and "called no kernel" in proc.stderr

@@ -32,6 +32,8 @@ SUBCOMMANDS = {
               "compiled-graph views (tensor/tile/execute/block) of a run's output folder"),
     "whatif": ("pypto.toolkit.whatif",
                "run a script's kernels again with knobs changed (--set), and diff the runs"),
+    "tune": ("pypto.toolkit.tune_report",
+             "tune the kernels a script calls on the simulated machine; an HTML report each"),
 }
 
 

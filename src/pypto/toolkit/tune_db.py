@@ -37,8 +37,9 @@ from pypto.errors import PyptoValueError
 SCHEMA = "openpto.tune/1"
 _PACKAGE = Path(__file__).resolve().parents[1]
 _TIMING_SOURCES = ("machine", "passes", "runtime/task_cost.py", "runtime/transfer_shape.py")
-_COLUMNS = ("kernel", "bucket", "machine", "source", "spec", "simulator", "metric", "config",
-            "value_us", "baseline_us", "evaluations", "created")
+_KEY_COLUMNS = ("kernel", "bucket", "machine", "source", "spec", "simulator")
+_COLUMNS = _KEY_COLUMNS + ("metric", "config", "value_us", "baseline_us", "evaluations",
+                           "created")
 
 
 def default_path() -> str:
@@ -86,25 +87,6 @@ def bucket(bound: Iterable[Any], others: dict[str, Any]) -> str:
     return ";".join(parts)
 
 
-@dataclass
-class Entry:
-    """One stored result; `stale` says why it no longer applies ("" when fresh)."""
-
-    kernel: str
-    bucket: str
-    machine: str
-    source: str
-    spec: str
-    simulator: str
-    metric: str
-    config: dict[str, Any]
-    value_us: float
-    baseline_us: float
-    evaluations: int
-    created: float
-    stale: str = ""
-
-
 @dataclass(frozen=True)
 class Key:
     """What an entry for one kernel call is looked up and checked by."""
@@ -126,6 +108,26 @@ class Key:
         args, kwargs = kernel.last_call
         bound, others, _ = kernel.bind(args, kwargs)
         return cls.of_call(kernel, bound, others, kernel.last_compiled.spec)
+
+
+@dataclass
+class Entry:
+    """One stored result under its `key`; `stale` says why it no longer applies ("" when
+    fresh)."""
+
+    key: Key
+    metric: str
+    config: dict[str, Any]
+    value_us: float
+    baseline_us: float
+    evaluations: int
+    created: float
+    stale: str = ""
+
+    def row(self) -> dict[str, Any]:
+        """The entry as the table's columns."""
+        return {**{c: getattr(self.key, c) for c in _KEY_COLUMNS},
+                **{c: getattr(self, c) for c in _COLUMNS[len(_KEY_COLUMNS):]}}
 
 
 class TuneDB:
@@ -160,11 +162,12 @@ class TuneDB:
         if row is None:
             return None
         entry = _entry(row)
+        stored = entry.key
         changed = [what for what, ours, theirs in (
-            ("the kernel's source file changed", key.source, entry.source),
-            ("the machine's numbers changed", key.spec, entry.spec),
-            (f"the simulator changed ({entry.simulator} -> {key.simulator})", key.simulator,
-             entry.simulator)) if ours != theirs]
+            ("the kernel's source file changed", key.source, stored.source),
+            ("the machine's numbers changed", key.spec, stored.spec),
+            (f"the simulator changed ({stored.simulator} -> {key.simulator})", key.simulator,
+             stored.simulator)) if ours != theirs]
         entry.stale = "; ".join(changed)
         return entry
 
@@ -176,7 +179,7 @@ class TuneDB:
 
     def export(self, path: str) -> int:
         """Every entry to a JSON file; how many."""
-        rows = [{c: getattr(e, c) for c in _COLUMNS} for e in self.entries()]
+        rows = [e.row() for e in self.entries()]
         for r in rows:
             r["config"] = repr(r["config"])
         Path(path).write_text(json.dumps({"schema": SCHEMA, "entries": rows}, indent=1))
@@ -203,5 +206,6 @@ class TuneDB:
 
 def _entry(row: tuple) -> Entry:
     values = dict(zip(_COLUMNS, row))
+    key = Key(**{c: values.pop(c) for c in _KEY_COLUMNS})
     values["config"] = ast.literal_eval(values["config"])
-    return Entry(**values)
+    return Entry(key, **values)

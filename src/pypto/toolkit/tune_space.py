@@ -108,7 +108,10 @@ def _vec_dimension(address: str, dims: tuple[int, ...]) -> Dimension:
             sizes = [s for s in sizes if s == d or s % LAST_DIM_MULTIPLE == 0]
         options.append(tuple(dict.fromkeys(sizes)))
     import itertools
-    candidates = [tuple(c) for c in itertools.product(*options)]
+    import math
+    # nearest first: a descent tries x2 and x1/2 before x4 and x1/4
+    candidates = sorted((tuple(c) for c in itertools.product(*options)),
+                        key=lambda c: sum(abs(math.log2(a / b)) for a, b in zip(c, dims)))
     return Dimension(address, tuple(dims), _with_current(tuple(dims), candidates),
                      f"last two dims x 1/4 .. 4, the last a multiple of "
                      f"{LAST_DIM_MULTIPLE} elements")

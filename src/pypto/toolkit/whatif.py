@@ -183,8 +183,8 @@ def run(args: argparse.Namespace) -> int:
         parsed = knob_state.parse(dict(map(knob_state.parse_assignment, args.knobs)))
     except PyptoValueError as e:
         raise ToolkitError(str(e)) from None
-    before = _script_calls(args.script, None)
-    after = _script_calls(args.script, parsed)
+    before = script_calls(args.script, None)
+    after = script_calls(args.script, parsed)
     if len(before) != len(after):
         raise ToolkitError(f"{args.script} made {len(before)} kernel call(s) as written and "
                            f"{len(after)} with the knobs: the calls cannot be paired")
@@ -197,8 +197,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _script_calls(script: str, knobs: knob_state.Knobs | None) -> list:
-    """The (kernel, run, program) of every kernel call `script` makes, with `knobs` active."""
+def script_calls(script: str, knobs: knob_state.Knobs | None) -> list:
+    """A `knobs.Call` for every kernel call `script` makes (FILE or FILE::FUNC), with `knobs`
+    active (None: as written)."""
     path, _, func = script.partition("::")
     if not os.path.isfile(path):
         raise ToolkitError(f"whatif: no such script '{path}'")

@@ -1,0 +1,136 @@
+"""`pypto-toolkit tune SCRIPT[::FUNC]`: tune the kernels a script calls, and report each as HTML.
+
+The script runs once as written (its kernel calls recorded, as `whatif` does); then each
+kernel's last call is tuned (`kernel.tune`: timing only, on the simulated machine), optionally
+through the tuning database. Per kernel, under `-o DIR/<n>_<kernel>/`:
+- `before/`, `after/` and `diff.html`: the kernel's own setting against the best found (the
+  what-if of the best setting: both swimlanes and the diff tables);
+- `report.html`: the summary (before, best, speedup, evaluations and evaluations per second,
+  strategy), the top settings, per-knob sensitivity (for each candidate of a knob, the best
+  time among the evaluations that used it, as bars: which knobs matter), and the advisor's
+  advice on the best run.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import os
+from typing import Any
+
+from pypto.errors import PyptoValueError
+from pypto.frontend import knobs as knob_state
+from pypto.toolkit.errors import ToolkitError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="a Python file that calls kernels, or FILE::FUNC to "
+                                       "call one function of it (no arguments)")
+    parser.add_argument("--budget", type=int, default=50, help="evaluations per kernel (50)")
+    parser.add_argument("--seconds", type=float, help="also stop a kernel's search after this")
+    parser.add_argument("--seed", type=int, default=0, help="the search order's seed (0)")
+    parser.add_argument("--metric", default="kernel_us", choices=("kernel_us", "e2e_us"))
+    parser.add_argument("--db", nargs="?", const=True, default=None, metavar="PATH",
+                        help="reuse and keep results in the tuning database (default file, "
+                             "or PATH)")
+    parser.add_argument("-o", "--output", metavar="DIR", default=os.path.join("output", "tune"),
+                        help="where the reports go (default: output/tune)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pypto.toolkit.whatif import script_calls
+    kernels: dict[int, Any] = {}
+    for call in script_calls(args.script, None):
+        kernels.setdefault(id(call.kernel), call.kernel)   # each kernel's last call is tuned
+    for n, kernel in enumerate(kernels.values()):
+        try:
+            result = kernel.tune(budget=args.budget, seconds=args.seconds, seed=args.seed,
+                                 metric=args.metric, db=args.db)
+        except PyptoValueError as e:
+            raise ToolkitError(f"tune {kernel.__name__}: {e}") from None
+        print(result.table())
+        folder = os.path.join(args.output, f"{n}_{kernel.__name__}")
+        print(f"wrote {write_report(result, folder)}")
+    return 0
+
+
+def write_report(result: Any, folder: str) -> str:
+    """The best-vs-own what-if (run folders, diff page) and `report.html` in `folder`."""
+    from pypto.toolkit import trace
+    from pypto.toolkit.analyze import analyze
+    from pypto.toolkit.advisor import format_advice
+    whatif = result.whatif()
+    diff = whatif.write(folder)
+    best = analyze(trace.load(whatif.folders["after"]), whatif.folders["after"])
+    path = os.path.join(folder, "report.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_page(result, os.path.basename(diff), format_advice(best.advice)))
+    return path
+
+
+def sensitivity(result: Any) -> list[tuple[str, list[tuple[str, float | None]]]]:
+    """Per dimension: (candidate, the best objective among the evaluations that used it, or
+    None when none of them ran it feasibly)."""
+    out = []
+    for d in result.dimensions:
+        values = []
+        for c in d.candidates:
+            times = [e.value_us for e in result.evaluations if e.value_us is not None
+                     and e.config.get(d.knob, d.current) == c]
+            values.append((repr(c), min(times) if times else None))
+        out.append((d.knob, values))
+    return out
+
+
+def _page(result: Any, diff: str, advice: str) -> str:
+    e = html.escape
+    rows = sorted((x for x in result.evaluations if x.value_us is not None),
+                  key=lambda x: x.value_us)[:10] or [result.best]
+    top = "".join(f"<tr><td>{n}</td><td>{x.value_us:,.2f}</td><td><code>"
+                  f"{e(_setting(x.config))}</code></td></tr>" for n, x in enumerate(rows, 1))
+    bars = "".join(_bars(knob, values, result.best.value_us)
+                   for knob, values in sensitivity(result))
+    infeasible = [x for x in result.evaluations if x.value_us is None]
+    refused = "".join(f"<li><code>{e(_setting(x.config))}</code>: {e(x.error or '')}</li>"
+                      for x in infeasible[:10])
+    return f"""<!doctype html><html><head><meta charset="utf-8">
+<title>tune {e(result.kernel)}</title><style>
+body{{font:14px sans-serif;margin:2em;max-width:70em}} table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} code{{font-size:12px}}
+.bar{{fill:#4a7bd0}} .none{{fill:#ccc}} pre{{background:#f6f6f6;padding:1em}}
+</style></head><body>
+<h1>tune {e(result.kernel)}</h1>
+<p>{e(result.metric)}: {result.baseline.value_us:,.2f} us with its own setting,
+<b>{result.best.value_us:,.2f} us</b> with the best found ({result.speedup:.2f}x);
+{len(result.evaluations)} evaluations ({len(infeasible)} infeasible) in {result.seconds:.1f} s
+({result.evaluations_per_second:.1f}/s), {e(result.strategy)}.
+Best setting: <code>{e(_setting(result.best.config))}</code>.
+<a href="{e(diff)}">Both swimlanes and the diff</a>.</p>
+<h2>Top settings</h2><table><tr><th>#</th><th>{e(result.metric)}</th><th>setting</th></tr>
+{top}</table>
+<h2>Sensitivity</h2><p>Per knob, the best {e(result.metric)} among the evaluations that used
+each candidate (grey: not evaluated, or refused by the compiler).</p>{bars}
+<h2>Refused settings</h2><ul>{refused or "<li>none</li>"}</ul>
+<h2>The advisor on the best run</h2><pre>{e(advice)}</pre>
+</body></html>
+"""
+
+
+def _setting(config: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in config.items()) or "(the kernel's own)"
+
+
+def _bars(knob: str, values: list[tuple[str, float | None]], best: float) -> str:
+    """One knob's candidates as horizontal bars (longer = slower), SVG."""
+    e = html.escape
+    top = max((v for _, v in values if v is not None), default=best) or 1.0
+    height, rows = 18, []
+    for i, (label, v) in enumerate(values):
+        width = 300 * (v / top) if v is not None else 300
+        cls, text = ("bar", f"{v:,.2f} us") if v is not None else ("none", "-")
+        y = i * height
+        rows.append(f'<text x="0" y="{y + 13}">{e(label[:40])}</text>'
+                    f'<rect class="{cls}" x="320" y="{y + 2}" width="{width:.1f}" '
+                    f'height="{height - 4}"/><text x="{330 + width:.1f}" y="{y + 13}">'
+                    f'{text}</text>')
+    return (f"<h3><code>{e(knob)}</code></h3><svg width=\"760\" height=\"{height * len(values)}"
+            f"\" font-size=\"12\">{''.join(rows)}</svg>")
