@@ -11,7 +11,10 @@ concat vs assemble, a Python for, a tensor format, cache hints) are listed with 
 are out of the tuner's reach. The page is generated from this run; nothing in it is typed in.
 
     python benchmarks/tune_cases.py [--budget 50] [--results docs/tune_results.md]
-                                    [--only 05_cube_tiles]
+                                    [--only 05_cube_tiles] [--no-models]
+
+It then tunes the glm attention and Gated DeltaNet models at their recommended settings (full
+size, timing only) and explains each winning knob by running it alone.
 """
 from __future__ import annotations
 
@@ -85,7 +88,53 @@ def tune_case(case, budget: int) -> dict:
             "strategy": result.strategy, "holds": result.best.value_us <= times[best] * 1.0005}
 
 
-def markdown(rows: list[dict], budget: int, seconds: float) -> str:
+MODEL_RUNS = ("glm_attention", "gated_deltanet")
+
+
+def tune_model(model: str, budget: int) -> dict:
+    """Tune a model's recommended variant at full size (timing only) from its own setting, and
+    explain the winning knobs: each one alone on top of the recommended setting."""
+    import models
+    variant = next(v for v in models.MODELS[model]("full") if v.recommended)
+    with contextlib.redirect_stderr(io.StringIO()):
+        _, kernel = models.measure(variant, variant.inputs())
+        result = kernel.tune(budget=budget, seed=0, progress=False)
+        alone = {k: kernel.whatif({k: v}).after for k, v in result.best.config.items()}
+    return {"model": model, "variant": variant.name, "before_us": result.baseline.value_us,
+            "tuned_us": result.best.value_us, "config": result.best.config,
+            "evaluations": len(result.evaluations), "seconds": result.seconds,
+            "per_second": result.evaluations_per_second, "strategy": result.strategy,
+            "alone_us": {k: r.us(r.stats["kernel_cycles"]) for k, r in alone.items()},
+            "alone_stats": {k: (r.stats["tasks"], r.stats["windows"], r.stats["utilization"])
+                            for k, r in alone.items()}}
+
+
+def model_markdown(rows: list[dict], budget: int) -> list[str]:
+    out = ["", "## The models at their recommended settings", "",
+           f"`kernel.tune(budget={budget}, seed=0)` on each model's recommended variant at full "
+           f"size (`benchmarks/models.py`), timing only. Each winning knob is then run alone "
+           f"on top of the recommended setting: what it buys by itself, and what it changes. "
+           f"The objective is the kernel time; `metric=\"e2e_us\"` would also weigh the first "
+           f"window's build, which a bigger stitch moves before the first task.", ""]
+    for r in rows:
+        out.append(f"**{r['model']}** ({r['variant']}): {r['before_us']:,.1f} -> "
+                   f"{r['tuned_us']:,.1f} us ({r['before_us'] / r['tuned_us']:.2f}x) in "
+                   f"{r['evaluations']} evaluations, {r['seconds']:.0f} s "
+                   f"({r['per_second']:.2f}/s), {r['strategy']}.")
+        out.append("")
+        for knob, value in r["config"].items():
+            tasks, windows, util = r["alone_stats"][knob]
+            out.append(f"- `{knob}={value!r}` alone: {r['alone_us'][knob]:,.1f} us "
+                       f"({r['before_us'] / r['alone_us'][knob]:.2f}x; {tasks:,} tasks, "
+                       f"{windows} windows, {100 * util:.0f}% utilisation)")
+        if not r["config"]:
+            out.append("- no setting beat the recommended one")
+        out.append("")
+    return out
+
+
+def markdown(rows: list[dict], budget: int, seconds: float,
+             model_rows: list[dict] | None = None) -> str:
     held = [r for r in rows if r.get("holds")]
     tuned = [r for r in rows if "tuned_us" in r]
     out = [
@@ -118,6 +167,8 @@ def markdown(rows: list[dict], budget: int, seconds: float) -> str:
         out += [f"- {r['case']}: {r['skipped']}" for r in skipped]
     out += ["", "Cases whose change is out of the tuner's reach:", ""]
     out += [f"- {slug}: {why}" for slug, why in CODE_CASES.items()]
+    if model_rows:
+        out += model_markdown(model_rows, budget)
     return "\n".join(out) + "\n"
 
 
@@ -126,6 +177,8 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=50)
     parser.add_argument("--results", default=str(ROOT / "docs" / "tune_results.md"))
     parser.add_argument("--only", action="append")
+    parser.add_argument("--no-models", action="store_true",
+                        help="leave out the models section (minutes)")
     args = parser.parse_args()
     started = time.perf_counter()
     cases = [c for c in load_cases(args.only) if c.slug in KNOB_CASES]
@@ -141,7 +194,14 @@ def main() -> int:
                                     f" tuned {row['tuned_us']:.2f} us in {row['evaluations']} "
                                     f"evaluations ({'holds' if row['holds'] else 'NOT'})"),
               flush=True)
-    Path(args.results).write_text(markdown(rows, args.budget, time.perf_counter() - started))
+    model_rows = []
+    for model in () if args.no_models or args.only else MODEL_RUNS:
+        row = tune_model(model, args.budget)
+        model_rows.append(row)
+        print(f"{model}: {row['before_us']:.1f} -> {row['tuned_us']:.1f} us in "
+              f"{row['evaluations']} evaluations: {row['config']}", flush=True)
+    Path(args.results).write_text(markdown(rows, args.budget, time.perf_counter() - started,
+                                           model_rows))
     print(f"wrote {args.results}")
     return 0
 

@@ -8,11 +8,15 @@ recorded as infeasible with the compiler's message and costs no simulation.
 
 Strategy, deterministic for a given `seed`:
 - a space of at most `budget` settings is searched exhaustively;
-- a larger one by coordinate descent from the kernel's own setting: one dimension at a time
-  (in an order shuffled by `seed` each sweep), each of its candidates tried with the others at
-  their best so far, the best kept; sweeps repeat until one improves nothing or the budget
-  (evaluations, and optionally seconds) is spent. It suits knobs whose effects mostly add up
-  (tile shapes, merge counts, stitch size), the way a practitioner tunes them one at a time.
+- a larger one by coordinate descent from the kernel's own setting: one dimension at a time,
+  each of its candidates tried with the others at their best so far, the best kept. The first
+  sweep goes from the knob with the fewest candidates up, so that a small budget still reaches
+  every knob; later sweeps go in an order shuffled by `seed`. Sweeps repeat until one improves
+  nothing or the budget (evaluations, and optionally seconds) is spent, less one evaluation
+  per knob kept for the end: each changed knob is put back once more to see whether it still
+  pays (a knob taken early can be undone by a later one). It suits knobs whose effects mostly
+  add up (tile shapes, merge counts, stitch size), the way a practitioner tunes them one at a
+  time.
 The kernel keeps its own last run, program and compile cache as they were.
 """
 from __future__ import annotations
@@ -159,12 +163,13 @@ class _Search:
                  metric: str, started: float, progress: bool):
         self.kernel, self.dims, self.budget, self.seconds = kernel, dims, budget, seconds
         self.key, self.started = METRICS[metric], started
+        self.limit = budget   # evaluations the current phase may reach
         self.progress = progress and sys.stderr.isatty()
         self.evaluations: list[Evaluation] = []
         self.seen: dict[tuple, Evaluation] = {}
 
     def spent(self) -> bool:
-        return len(self.evaluations) >= self.budget or (
+        return len(self.evaluations) >= self.limit or (
             self.seconds is not None and time.perf_counter() - self.started >= self.seconds)
 
     def evaluate(self, choice: dict[str, Any]) -> Evaluation:
@@ -196,20 +201,43 @@ class _Search:
     def descent(self, rng: random.Random) -> None:
         best = {d.knob: d.current for d in self.dims}
         best_value = self.evaluate(best).value_us   # (the baseline, already evaluated)
-        improved = True
-        while improved and not self.spent():
+        if self.budget > 2 * len(self.dims):   # keep one evaluation per knob for `prune`
+            self.limit = self.budget - len(self.dims)
+        best, best_value = self.sweeps(rng, best, best_value)
+        self.limit = self.budget
+        self.prune(best, best_value)
+
+    def sweeps(self, rng: random.Random, best: dict[str, Any],
+               best_value: float) -> tuple[dict[str, Any], float]:
+        """Coordinate sweeps from `best` until one improves nothing or the budget is spent."""
+        improved, first = True, True
+        while improved:
             improved = False
             order = list(self.dims)
             rng.shuffle(order)
+            if first:   # the first sweep: knobs with few candidates first, so it reaches all
+                order.sort(key=lambda d: len(d.candidates))
+                first = False
             for d in order:
                 for candidate in d.candidates:
                     if self.spent():
-                        return
+                        return best, best_value
                     if candidate == best[d.knob]:
                         continue
                     e = self.evaluate({**best, d.knob: candidate})
                     if e.value_us is not None and e.value_us < best_value:
                         best, best_value, improved = {**best, d.knob: candidate}, e.value_us, True
+        return best, best_value
+
+    def prune(self, best: dict[str, Any], best_value: float) -> None:
+        """Put back each changed knob whose change no longer helps (one taken early in a
+        descent can be undone by a later one): the best setting keeps only knobs that pay."""
+        for d in self.dims:
+            if best[d.knob] == d.current or self.spent():
+                continue
+            e = self.evaluate({**best, d.knob: d.current})
+            if e.value_us is not None and e.value_us <= best_value:
+                best, best_value = {**best, d.knob: d.current}, e.value_us
 
     def done(self) -> None:
         if self.progress:

@@ -119,7 +119,8 @@ def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
     timing_only = "runtime.numerics" not in parsed.options and \
         timing_only_possible(before_program) is None
     run_knobs = knob_state.Knobs(dict(parsed.options), parsed.sites, parsed.hits)
-    run_knobs.options.setdefault("debug.runtime_debug_mode", 0)   # no output/ folder
+    for key in ("debug.runtime_debug_mode", "debug.compile_debug_mode"):   # no output/ folder
+        run_knobs.options.setdefault(key, 0)
     args, kwargs = kernel.last_call
     if timing_only:
         run_knobs.options["runtime.numerics"] = "timing_only"
