@@ -125,8 +125,8 @@ def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
     if timing_only:
         run_knobs.options["runtime.numerics"] = "timing_only"
     else:   # the arithmetic runs: on copies, so the caller's outputs keep their values
-        args, kwargs = _copies(args), {k: _copy(v) for k, v in kwargs.items()}
-    with _kernel_state_kept(kernel), knob_state.applied(run_knobs):
+        args, kwargs = copies(args), {k: copy_value(v) for k, v in kwargs.items()}
+    with kernel_state_kept(kernel), knob_state.applied(run_knobs):
         kernel._call(args, kwargs, remember=False)
         run_knobs.check_used()
         after, after_program = kernel.last_run, kernel.last_program
@@ -141,7 +141,7 @@ _KEPT = ("_last_run", "_pending_run", "last_program", "last_compiled", "last_exe
 
 
 @contextlib.contextmanager
-def _kernel_state_kept(kernel: Any) -> Iterator[None]:
+def kernel_state_kept(kernel: Any) -> Iterator[None]:
     """The kernel's record of its last call (run, program, executor) as it was."""
     saved = {name: getattr(kernel, name) for name in _KEPT}
     try:
@@ -151,7 +151,7 @@ def _kernel_state_kept(kernel: Any) -> Iterator[None]:
             setattr(kernel, name, value)
 
 
-def _copy(value: Any) -> Any:
+def copy_value(value: Any) -> Any:
     if hasattr(value, "clone") and callable(value.clone):   # torch
         return value.clone()
     if hasattr(value, "copy") and hasattr(value, "dtype"):   # numpy
@@ -159,8 +159,8 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _copies(args: tuple) -> tuple:
-    return tuple(_copy(a) for a in args)
+def copies(args: tuple) -> tuple:
+    return tuple(copy_value(a) for a in args)
 
 
 # ---- the command line ---------------------------------------------------------------------
