@@ -85,21 +85,9 @@ class Autotuned:
 
     def _time(self, args: tuple, kwargs: dict, config: Any) -> float | None:
         """The config's simulated time on these arguments (None: the compiler refused it)."""
-        from pypto.toolkit.whatif import copies, copy_value, kernel_state_kept
-        knobs = knob_state.Knobs({**config.options, "debug.runtime_debug_mode": 0,
-                                  "debug.compile_debug_mode": 0}, config.sites, {})
+        from pypto.toolkit.whatif import run_with
         try:
-            with kernel_state_kept(self.kernel), knob_state.applied(knobs):
-                try:
-                    knobs.options["runtime.numerics"] = "timing_only"
-                    self.kernel._call(args, kwargs, remember=False)
-                except PyptoValueError as e:
-                    if "timing_only" not in str(e):
-                        raise
-                    knobs.options["runtime.numerics"] = "exact"   # on copies: outputs kept
-                    self.kernel._call(copies(args), {k: copy_value(v) for k, v in kwargs.items()},
-                                      remember=False)
-                run = self.kernel.last_run
+            run, _, _ = run_with(self.kernel, args, kwargs, config)
         except PyptoError:
             return None
         return run.us(run.stats[METRICS[self.metric]])

@@ -18,7 +18,6 @@ import os
 from typing import Any
 
 from pypto.errors import PyptoValueError
-from pypto.frontend import knobs as knob_state
 from pypto.toolkit.errors import ToolkitError
 
 

@@ -110,30 +110,46 @@ def write_diff(before: str, after: str, path: str) -> str:
 
 def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
     """`kernel`'s last call again with `assignments` applied (see the module docstring)."""
-    from pypto.runtime.tile_executor import timing_only_possible
     if kernel.last_call is None:
         raise PyptoValueError(f"kernel '{kernel.__name__}': whatif repeats the kernel's last "
                               f"call; call it once first")
     before, before_program = kernel.last_run, kernel.last_program
     parsed = knob_state.parse(assignments)
-    timing_only = "runtime.numerics" not in parsed.options and \
-        timing_only_possible(before_program) is None
-    run_knobs = knob_state.Knobs(dict(parsed.options), parsed.sites, parsed.hits)
-    for key in ("debug.runtime_debug_mode", "debug.compile_debug_mode"):   # no output/ folder
-        run_knobs.options.setdefault(key, 0)
     args, kwargs = kernel.last_call
-    if timing_only:
-        run_knobs.options["runtime.numerics"] = "timing_only"
-    else:   # the arithmetic runs: on copies, so the caller's outputs keep their values
-        args, kwargs = copies(args), {k: copy_value(v) for k, v in kwargs.items()}
-    with kernel_state_kept(kernel), knob_state.applied(run_knobs):
-        kernel._call(args, kwargs, remember=False)
-        run_knobs.check_used()
-        after, after_program = kernel.last_run, kernel.last_program
+    after, after_program, timing_only = run_with(kernel, args, kwargs, parsed, before_program)
+    parsed.check_used()
     how = "timing only" if timing_only else \
         "computed on copies: its control flow or offsets read values it computes"
     return WhatIf(kernel.__name__, parsed.describe(), before, after,
                   (before_program, after_program), timing_only, how)
+
+
+def run_with(kernel: Any, args: tuple, kwargs: dict, knobs: knob_state.Knobs,
+             program: Any = None) -> tuple[Any, Any, bool]:
+    """Call `kernel` with `knobs` active, leaving the caller's tensors and the kernel's record
+    of its last call as they were: timing only when its control flow reads no computed value
+    (known from `program`, else tried), otherwise with numerics on copies of the arguments,
+    and never writing run folders or dumps. -> (run, program, whether timing only)."""
+    from pypto.runtime.tile_executor import timing_only_possible
+    options = {"debug.runtime_debug_mode": 0, "debug.compile_debug_mode": 0, **knobs.options}
+    explicit = options.get("runtime.numerics")
+    timing = explicit == "timing_only" or (
+        explicit is None and (program is None or timing_only_possible(program) is None))
+    with kernel_state_kept(kernel), \
+            knob_state.applied(knob_state.Knobs(options, knobs.sites, knobs.hits)):
+        if timing:
+            options["runtime.numerics"] = "timing_only"
+            try:
+                kernel._call(args, kwargs, remember=False)
+            except PyptoValueError as e:   # refused: the control flow reads computed values
+                if explicit is not None or "numerics='timing_only'" not in str(e):
+                    raise
+                timing = False
+        if not timing:   # the arithmetic runs: on copies, so the caller's outputs keep values
+            options["runtime.numerics"] = explicit or "exact"
+            kernel._call(copies(args), {k: copy_value(v) for k, v in kwargs.items()},
+                         remember=False)
+        return kernel.last_run, kernel.last_program, timing
 
 
 _KEPT = ("_last_run", "_pending_run", "last_program", "last_compiled", "last_executor",
