@@ -22,6 +22,7 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pypto import _config
@@ -63,6 +64,11 @@ class JitKernel:
         if unknown:
             raise PyptoTypeError(f"pypto.frontend.jit got unknown keyword(s) {sorted(unknown)}")
         self.func = func
+        # what a copy in another process is rebuilt from (`__reduce__`: a Ray worker's kernel)
+        self._made_with = dict(host_options=host_options, codegen_options=codegen_options,
+                               pass_options=pass_options, runtime_options=runtime_options,
+                               verify_options=verify_options, debug_options=debug_options,
+                               _scope=_scope, **extra)
         self.use_cache = bool(extra.get("use_cache", True))
         functools.update_wrapper(self, func)
         check_source(func)
@@ -80,6 +86,8 @@ class JitKernel:
         self._cache: dict[Any, Program] = {}
         self._compiled: dict[int, CompiledProgram] = {}
         self._plans: dict[int, ExecutionPlan] = {}   # the runtime's plan of each compiled program
+        # id(program) -> (program, the knob call sites its trace met), for cache hits
+        self._site_hits: dict[int, tuple[Program, dict]] = {}
         self.last_compiled: CompiledProgram | None = None
         self._last_run: Any = None
         self._pending_run: Any = None
@@ -89,6 +97,11 @@ class JitKernel:
         self.compile_count = 0
         self._out_dir: str | None = None  # this call's output folder, once one is made
         self.compile_times: list[tuple[float, float]] = []  # (trace s, compile s) per compile
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its function and decorator arguments: a copy in another process (the
+        tuner's Ray workers) compiles afresh and has no record of calls."""
+        return _rebuild, (self.func, self._made_with)
 
     @property
     def last_run(self) -> Any:
@@ -128,14 +141,18 @@ class JitKernel:
     @user_facing
     def tune(self, budget: int = 50, seconds: float | None = None, seed: int = 0,
              metric: str = "kernel_us", dimensions: Any = None, progress: bool = True,
-             db: str | bool | None = None) -> Any:
+             db: str | bool | None = None, strategy: str = "auto", workers: int | None = None,
+             ray: str | bool | None = None) -> Any:
         """Search this kernel's knobs on the simulated machine for its last call's arguments
         (timing only); a `toolkit.tune_search.TuneResult` (`.best.config`, `.table()`,
         `.whatif()`). The space: `toolkit.tune_space.search_space(kernel)` unless given.
         `db=True` (or a path): reuse and keep results in the tuning database
-        (`toolkit.tune_db`; runtime_options use_tuned applies them to later calls)."""
+        (`toolkit.tune_db`; runtime_options use_tuned applies them to later calls).
+        `strategy`: "auto", "exhaustive", "descent" or "optuna"; `workers`: local processes
+        (default one per CPU); `ray`: evaluate on a Ray cluster ("local", "auto", an address)."""
         from pypto.toolkit.tune_search import tune   # NOTE: lazy, keeps `import pypto` fast
-        return tune(self, dimensions, budget, seconds, seed, metric, progress, db)
+        return tune(self, dimensions, budget, seconds, seed, metric, progress, db, strategy,
+                    workers, ray)
 
     def _call(self, args: tuple, kwargs: dict, remember: bool = True) -> None:
         check_not_nested(self.__name__, args)
@@ -153,9 +170,13 @@ class JitKernel:
             fresh = program is None
             if fresh:
                 started = time.perf_counter()
+                met = _SitesMet()
                 program = self._trace(bound, others)
+                self._site_hits[id(program)] = (program, met.since())
                 trace_s = time.perf_counter() - started
                 key += (self._guards.settle(guards),)
+            else:   # the trace is not repeated: count the knob sites it met as met again
+                _SitesMet.again(self._site_hits.get(id(program)), program)
             # NOTE: compiling, running and writing allocate many small objects next to a large
             # live graph; pausing the cyclic GC meanwhile saves repeated full collections.
             with gc_paused():
@@ -274,9 +295,9 @@ class JitKernel:
         stitcher.flush()
         self.last_executor = executor
         # The simulation runs when its result is first asked for (kernel.last_run) or written.
-        self._pending_run = functools.partial(
-            simulate, stitcher.tasks, compiled.spec, self.__name__, run.device_sched_mode,
-            stitcher.window_workspace, run.launch_sched_aicpu_num)
+        self._pending_run = PendingRun(stitcher.tasks, compiled.spec, self.__name__,
+                                       run.device_sched_mode, stitcher.window_workspace,
+                                       run.launch_sched_aicpu_num)
         self._last_run = None
         if run.runtime_debug_mode:
             self._write(program)
@@ -305,6 +326,51 @@ class JitKernel:
             raise PyptoValueError(
                 f"kernel '{self.__name__}': runtime_options numerics='timing_only' would "
                 f"change the run: {why}; use numerics='exact'")
+
+
+class _SitesMet:
+    """The knob call sites a trace met (`knobs.Knobs.hits`), kept with its program so that a
+    compile-cache hit, which does not trace again, counts them too: a what-if whose site knob
+    met its call in an earlier, cached trace has not missed it."""
+
+    def __init__(self) -> None:
+        self.knobs = knobs.active()
+        self.before = dict(self.knobs.hits) if self.knobs is not None else {}
+
+    def since(self) -> dict:
+        if self.knobs is None:
+            return {}
+        return {s: n - self.before.get(s, 0) for s, n in self.knobs.hits.items()
+                if n != self.before.get(s, 0)}
+
+    @staticmethod
+    def again(entry: tuple[Program, dict] | None, program: Program) -> None:
+        active = knobs.active()
+        if active is None or entry is None or entry[0] is not program:
+            return
+        for site, n in entry[1].items():
+            active.hits[site] = active.hits.get(site, 0) + n
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """A call's simulation, computed on first need (`JitKernel.last_run`); its stitched tasks
+    and machine can be looked at before (the tuner bounds them to skip hopeless settings)."""
+
+    tasks: list
+    spec: Any
+    kernel: str
+    sched_mode: int
+    workspace: list
+    sched_threads: int | None
+
+    def __call__(self) -> Any:
+        return simulate(self.tasks, self.spec, self.kernel, self.sched_mode, self.workspace,
+                        self.sched_threads)
+
+
+def _rebuild(func: Callable, made_with: dict) -> JitKernel:
+    return JitKernel(func, **made_with)
 
 
 def _dump_compiled(compiled: CompiledProgram, folder: str) -> None:

@@ -51,7 +51,7 @@ def test_a_small_space_is_searched_whole_and_the_best_is_the_fastest():
     vec = f"vec_tile@{HERE}:{_line('VEC_SITE')}"
     dims = [Dimension(vec, (16, 64), ((16, 64), (4, 64), (64, 256)), "test")]
     result = _rows.tune(dimensions=dims, progress=False)
-    assert result.strategy == "exhaustive over 3" and len(result.evaluations) == 3
+    assert result.strategy.startswith("exhaustive over 3,") and len(result.evaluations) == 3
     values = {repr(e.config): e.value_us for e in result.evaluations}
     assert result.best.value_us == min(values.values())
     assert result.baseline.config == {} and result.speedup >= 1.0

@@ -31,6 +31,9 @@ one stitch window after another, so every task of window w + 1 comes after the w
 window w and the chain is the sum over windows of each window's longest path. It uses the
 durations of this run (contention included), so it bounds this schedule's kernel time, not
 every schedule's.
+
+`before_scheduling(tasks, spec)` is the cheap form the tuner prunes with: the same terms from
+the stitched tasks before they are simulated (the chain weighted by each task's own compute).
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ from typing import Iterable
 import numpy as np
 
 from pypto.errors import PyptoValueError
-from pypto.machine.result import SimResult
+from pypto.machine.result import SimResult, SimTask
 from pypto.machine.spec import MachineSpec, load
 
 
@@ -108,13 +111,39 @@ def lower_bounds(result: SimResult, spec: MachineSpec | None = None) -> Bounds:
                   chain_us=us(chain), chain_tasks=length, compulsory_bytes=nbytes)
 
 
+# The HBM term's share a schedule-free bound takes: the simulator's bandwidth shares are
+# time averages (`machine/sharing.py`), which let a burst undercut the fluid HBM time by up to
+# ~10 % (tests/machine/test_bandwidth_sharing.py bounds bursts at 1.1x above it, the harmonic
+# form it replaced beat it by 10 %); 0.8 keeps the bound below every run the tests pin.
+HBM_SHARE = 0.8
+
+
+def before_scheduling(tasks: list[SimTask], spec: MachineSpec) -> float:
+    """A lower bound (microseconds) of the kernel time of `tasks` on `spec`, from the tasks
+    alone, before the (costlier) schedule is simulated: the roofline's cube and vector terms,
+    `HBM_SHARE` of its HBM term, and the heaviest dependency path with each task weighing
+    its own cube or vector cycles (a task lasts at least those). The tuner skips simulating a
+    setting whose bound already exceeds the best time found (`toolkit/tune_search.py`)."""
+    cube = sum(t.cube_cycles for t in tasks if t.core == "AIC")
+    vector = sum(t.vector_cycles for t in tasks if t.core != "AIC")
+    nbytes = tasks_compulsory_bytes(tasks, spec.memory["l2_capacity"])
+    chain, _ = longest_path(tasks, {t.id: max(t.cube_cycles, t.vector_cycles) for t in tasks})
+    cycles = max(cube / spec.aic, vector / spec.aiv, chain,
+                 HBM_SHARE * nbytes / spec.memory["hbm_bytes_per_cycle"])
+    return cycles / spec.clock_mhz
+
+
 def compulsory_bytes(result: SimResult, l2_capacity: float) -> float:
     """Unique bytes read from storages no task writes, plus unique bytes written to storages
     no task reads beyond `l2_capacity` (see the module docstring)."""
+    return tasks_compulsory_bytes([r.task for r in result.tasks], l2_capacity)
+
+
+def tasks_compulsory_bytes(tasks: Iterable[SimTask], l2_capacity: float) -> float:
+    """`compulsory_bytes` of the tasks themselves, before any schedule."""
     reads: dict[int, set] = defaultdict(set)
     writes: dict[int, set] = defaultdict(set)
-    for r in result.tasks:
-        t = r.task
+    for t in tasks:
         for (sid, offs, ext), layout in zip(t.reads, t.read_layouts):
             reads[sid].add((offs, ext, layout))
         for (sid, offs, ext), layout in zip(t.writes, t.write_layouts):
@@ -162,34 +191,40 @@ def union_bytes(boxes: Iterable[tuple]) -> float:
 def longest_chain(result: SimResult) -> tuple[float, int]:
     """(cycles, tasks) of the longest dependency chain of simulated durations, the windows
     in sequence: the sum over windows of each one's longest path."""
-    by_id = {r.task.id: r for r in result.tasks}
-    # the longest path ending at each task: (cycles, tasks), tasks in dependency order
+    return longest_path([r.task for r in result.tasks],
+                        {r.task.id: r.end - r.start for r in result.tasks})
+
+
+def longest_path(tasks: list[SimTask], weight: dict[int, float]) -> tuple[float, int]:
+    """(weight, tasks) of the heaviest dependency path, each task weighing `weight[id]`, the
+    windows in sequence (the sum over windows of each one's heaviest path)."""
+    by_id = {t.id: t for t in tasks}
+    # the heaviest path ending at each task: (weight, tasks), tasks in dependency order
     best: dict[int, tuple[float, int]] = {}
     per_window: dict[int, tuple[float, int]] = defaultdict(lambda: (0.0, 0))
-    for r in _in_dependency_order(result.tasks, by_id):
-        t = r.task
+    for t in _in_dependency_order(tasks, by_id):
         before = max((best[p] for p in t.preds
-                      if p in by_id and by_id[p].task.window == t.window),
+                      if p in by_id and by_id[p].window == t.window),
                      default=(0.0, 0))
-        here = best[t.id] = (before[0] + (r.end - r.start), before[1] + 1)
+        here = best[t.id] = (before[0] + weight[t.id], before[1] + 1)
         per_window[t.window] = max(per_window[t.window], here)
     return sum(c for c, _ in per_window.values()), sum(n for _, n in per_window.values())
 
 
-def _in_dependency_order(runs: list, by_id: dict) -> list:
-    """The runs with every task after its predecessors (submission order when it already is,
+def _in_dependency_order(tasks: list[SimTask], by_id: dict) -> list[SimTask]:
+    """The tasks with each after its predecessors (submission order when it already is,
     as the stitcher emits it; otherwise Kahn's algorithm). A cycle is an error."""
-    ids = [r.task.id for r in runs]
+    ids = [t.id for t in tasks]
     position = {i: n for n, i in enumerate(ids)}
-    if all(position.get(p, -1) < position[r.task.id] for r in runs for p in r.task.preds):
-        return runs
+    if all(position.get(p, -1) < position[t.id] for t in tasks for p in t.preds):
+        return tasks
     succs: dict[int, list[int]] = defaultdict(list)
     waiting = {}
-    for r in runs:
-        preds = [p for p in set(r.task.preds) if p in by_id]
-        waiting[r.task.id] = len(preds)
+    for t in tasks:
+        preds = [p for p in set(t.preds) if p in by_id]
+        waiting[t.id] = len(preds)
         for p in preds:
-            succs[p].append(r.task.id)
+            succs[p].append(t.id)
     ready = [i for i in ids if waiting[i] == 0]
     order = []
     while ready:
@@ -199,7 +234,7 @@ def _in_dependency_order(runs: list, by_id: dict) -> list:
             waiting[s] -= 1
             if waiting[s] == 0:
                 ready.append(s)
-    if len(order) != len(runs):
+    if len(order) != len(tasks):
         raise PyptoValueError(f"lower_bounds: the tasks' dependencies have a cycle "
-                              f"({len(runs) - len(order)} tasks on or after it)")
+                              f"({len(tasks) - len(order)} tasks on or after it)")
     return order

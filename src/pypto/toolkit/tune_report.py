@@ -6,7 +6,7 @@ through the tuning database. Per kernel, under `-o DIR/<n>_<kernel>/`:
 - `before/`, `after/` and `diff.html`: the kernel's own setting against the best found (the
   what-if of the best setting: both swimlanes and the diff tables);
 - `report.html`: the summary (before, best, speedup, evaluations and evaluations per second,
-  strategy), the top settings, per-knob sensitivity (for each candidate of a knob, the best
+  strategy and where the evaluations ran: local processes by default, Ray with `--ray`), the top settings, per-knob sensitivity (for each candidate of a knob, the best
   time among the evaluations that used it, as bars: which knobs matter), and the advisor's
   advice on the best run.
 """
@@ -28,6 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, help="also stop a kernel's search after this")
     parser.add_argument("--seed", type=int, default=0, help="the search order's seed (0)")
     parser.add_argument("--metric", default="kernel_us", choices=("kernel_us", "e2e_us"))
+    parser.add_argument("--strategy", default="auto",
+                        choices=("auto", "exhaustive", "descent", "optuna"),
+                        help="auto: exhaustive when the space fits the budget, else descent")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="local processes evaluating settings (default: one per CPU)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="evaluate on a Ray cluster instead: 'local' starts one on this "
+                             "machine, 'auto' joins the one `ray start` made, or an address")
     parser.add_argument("--db", nargs="?", const=True, default=None, metavar="PATH",
                         help="reuse and keep results in the tuning database (default file, "
                              "or PATH)")
@@ -43,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     for n, kernel in enumerate(kernels.values()):
         try:
             result = kernel.tune(budget=args.budget, seconds=args.seconds, seed=args.seed,
-                                 metric=args.metric, db=args.db)
+                                 metric=args.metric, db=args.db, strategy=args.strategy,
+                                 workers=args.workers, ray=args.ray)
         except PyptoValueError as e:
             raise ToolkitError(f"tune {kernel.__name__}: {e}") from None
         print(result.table())
@@ -88,7 +97,8 @@ def _page(result: Any, diff: str, advice: str) -> str:
                   f"{e(_setting(x.config))}</code></td></tr>" for n, x in enumerate(rows, 1))
     bars = "".join(_bars(knob, values, result.best.value_us)
                    for knob, values in sensitivity(result))
-    infeasible = [x for x in result.evaluations if x.value_us is None]
+    infeasible = [x for x in result.evaluations if x.error is not None]
+    pruned = sum(x.pruned for x in result.evaluations)
     refused = "".join(f"<li><code>{e(_setting(x.config))}</code>: {e(x.error or '')}</li>"
                       for x in infeasible[:10])
     return f"""<!doctype html><html><head><meta charset="utf-8">
@@ -100,14 +110,15 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} code{{font-size:1
 <h1>tune {e(result.kernel)}</h1>
 <p>{e(result.metric)}: {result.baseline.value_us:,.2f} us with its own setting,
 <b>{result.best.value_us:,.2f} us</b> with the best found ({result.speedup:.2f}x);
-{len(result.evaluations)} evaluations ({len(infeasible)} infeasible) in {result.seconds:.1f} s
+{len(result.evaluations)} evaluations ({len(infeasible)} infeasible; {pruned} pruned: their
+lower bound before simulating already exceeded the best time) in {result.seconds:.1f} s
 ({result.evaluations_per_second:.1f}/s), {e(result.strategy)}.
 Best setting: <code>{e(_setting(result.best.config))}</code>.
 <a href="{e(diff)}">Both swimlanes and the diff</a>.</p>
 <h2>Top settings</h2><table><tr><th>#</th><th>{e(result.metric)}</th><th>setting</th></tr>
 {top}</table>
 <h2>Sensitivity</h2><p>Per knob, the best {e(result.metric)} among the evaluations that used
-each candidate (grey: not evaluated, or refused by the compiler).</p>{bars}
+each candidate (grey: not evaluated, refused by the compiler, or pruned by its bound).</p>{bars}
 <h2>Refused settings</h2><ul>{refused or "<li>none</li>"}</ul>
 <h2>The advisor on the best run</h2><pre>{e(advice)}</pre>
 </body></html>

@@ -1,14 +1,22 @@
 """The tuner's search: knob settings of one kernel call, each simulated timing only, the best
 kept (`kernel.tune(...)`).
 
-Every evaluation is a what-if of the kernel's last call (`whatif.rerun`) with one setting of
-the `tune_space` dimensions; the objective is the simulated kernel time (or end-to-end time).
-A setting the compiler refuses (a tile over the UB / L1 / L0 capacity, an invalid option) is
-recorded as infeasible with the compiler's message and costs no simulation.
+Every evaluation is the kernel's last call with one setting of the `tune_space` dimensions,
+timing only (`tune_eval.evaluate`); the objective is the simulated kernel time (or end-to-end
+time). A setting the compiler refuses (a tile over the UB / L1 / L0 capacity, an invalid
+option) is recorded as infeasible with the compiler's message and costs no simulation; one
+whose schedule-free lower bound already exceeds the best time found is recorded as pruned
+and is not simulated either (it cannot win). Settings are handed out in batches (one knob's
+candidates, `BATCH` settings of a product, an Optuna round), evaluated in a local process
+pool by default or on Ray (`tune_eval`), each batch against the best time before it: the
+search and its results are the same whichever backend and however many workers run it.
 
-Strategy, deterministic for a given `seed`:
-- a space of at most `budget` settings is searched exhaustively;
-- a larger one by coordinate descent from the kernel's own setting: one dimension at a time,
+Strategy (`strategy`), deterministic for a given `seed`:
+- "auto": exhaustive when the space has at most `budget` settings, else coordinate descent;
+- "exhaustive": the product of the candidates, in order, until the budget is spent;
+- "optuna": Optuna's TPE sampler (the `tune` extra), seeded, from the kernel's own setting,
+  `tune_optuna.BATCH` settings a round (`tune_optuna`);
+- "descent": coordinate descent from the kernel's own setting: one dimension at a time,
   each of its candidates tried with the others at their best so far, the best kept. The first
   sweep goes from the knob with the fewest candidates up, so that a small budget still reaches
   every knob; later sweeps go in an order shuffled by `seed`. Sweeps repeat until one improves
@@ -29,11 +37,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pypto.errors import PyptoError, PyptoValueError
+from pypto.errors import PyptoValueError
+from pypto.toolkit import tune_eval
 from pypto.toolkit.tune_space import Dimension, search_space
 from pypto.toolkit.whatif import WhatIf, rerun
 
 METRICS = {"kernel_us": "kernel_cycles", "e2e_us": "e2e_cycles"}
+STRATEGIES = ("auto", "exhaustive", "descent", "optuna")
+BATCH = 8   # settings handed out at once where the search does not fix it (fixed: determinism)
 
 
 @dataclass
@@ -41,8 +52,10 @@ class Evaluation:
     """One setting: the knobs that differ from the kernel's own, and what it gave."""
 
     config: dict[str, Any]
-    value_us: float | None = None    # the objective; None when infeasible
+    value_us: float | None = None    # the objective; None when infeasible or pruned
     error: str | None = None         # why the compiler refused it
+    bound_us: float | None = None    # its schedule-free lower bound (`before_scheduling`)
+    pruned: bool = False             # that bound exceeded the best time found: not simulated
 
 
 @dataclass
@@ -82,9 +95,10 @@ class TuneResult:
         return rerun(self._kernel, self.best.config)
 
     def table(self, top: int = 10) -> str:
-        infeasible = sum(e.value_us is None for e in self.evaluations)
+        infeasible = sum(e.error is not None for e in self.evaluations)
+        pruned = sum(e.pruned for e in self.evaluations)
         lines = [f"tune {self.kernel}: {len(self.evaluations)} evaluations ({self.strategy}, "
-                 f"{infeasible} infeasible) in {self.seconds:.1f} s "
+                 f"{infeasible} infeasible, {pruned} pruned by bound) in {self.seconds:.1f} s "
                  f"({self.evaluations_per_second:.1f}/s); {self.metric} "
                  f"{self.baseline.value_us:,.2f} -> {self.best.value_us:,.2f} us "
                  f"({self.speedup:.2f}x)",
@@ -105,15 +119,20 @@ def _describe(config: dict[str, Any]) -> str:
 
 def tune(kernel: Any, dimensions: Sequence[Dimension] | None = None, budget: int = 50,
          seconds: float | None = None, seed: int = 0, metric: str = "kernel_us",
-         progress: bool = True, db: str | bool | None = None) -> TuneResult:
+         progress: bool = True, db: str | bool | None = None, strategy: str = "auto",
+         workers: int | None = None, ray: str | bool | None = None) -> TuneResult:
     """Search `dimensions` (default: `search_space(kernel)`) for the setting that minimises
     `metric` ("kernel_us" or "e2e_us") of the kernel's last call; see the module docstring.
     `db` (True: the default file, or a path): answer from a fresh tuning-database entry with
-    no evaluation, and store what a search finds (`tune_db`)."""
+    no evaluation, and store what a search finds (`tune_db`). `workers`: local processes (None:
+    one per CPU); `ray`: evaluate on a Ray cluster instead ("local", "auto" or an address)."""
     if metric not in METRICS:
         raise PyptoValueError(f"tune: metric must be one of {sorted(METRICS)}, got {metric!r}")
     if not isinstance(budget, int) or budget < 1:
         raise PyptoValueError(f"tune: budget must be an int >= 1 evaluations, got {budget!r}")
+    if strategy not in STRATEGIES:
+        raise PyptoValueError(f"tune: strategy must be one of {list(STRATEGIES)}, got "
+                              f"{strategy!r}")
     if kernel.last_call is None:
         raise PyptoValueError(f"kernel '{kernel.__name__}': tune searches for the kernel's "
                               f"last call; call it once first")
@@ -126,77 +145,130 @@ def tune(kernel: Any, dimensions: Sequence[Dimension] | None = None, budget: int
         if entry is not None and not entry.stale:
             return TuneResult(kernel.__name__, metric, [], [], time.perf_counter() - started,
                               f"from the tuning database {store.path}", kernel, entry)
-    result = _search(kernel, dimensions, budget, seconds, seed, metric, progress, started)
+    result = _search(kernel, dimensions, _Plan(budget, seconds, seed, metric, strategy,
+                                               workers, ray), progress, started)
     if store is not None:
         store.store(key, metric, result.best.config, result.best.value_us,
                     result.baseline.value_us, len(result.evaluations))
     return result
 
 
-def _search(kernel: Any, dimensions: Sequence[Dimension] | None, budget: int,
-            seconds: float | None, seed: int, metric: str, progress: bool,
+@dataclass(frozen=True)
+class _Plan:
+    """How to search: the budget, the order's seed, the objective, the strategy, where."""
+
+    budget: int
+    seconds: float | None
+    seed: int
+    metric: str
+    strategy: str
+    workers: int | None
+    ray: str | bool | None
+
+
+def _search(kernel: Any, dimensions: Sequence[Dimension] | None, plan: _Plan, progress: bool,
             started: float) -> TuneResult:
     dims = list(dimensions) if dimensions is not None else search_space(kernel)
     caches = (dict(kernel._cache), dict(kernel._compiled), dict(kernel._plans))
-    search = _Search(kernel, dims, budget, seconds, metric, started, progress)
+    search = _Search(kernel, dims, plan, started, progress)
     try:
         baseline = search.evaluate({d.knob: d.current for d in dims})
         if baseline.value_us is None:
             raise PyptoValueError(f"tune: kernel '{kernel.__name__}' does not compile with "
                                   f"its own setting: {baseline.error}")
         size = math.prod(len(d.candidates) for d in dims)
-        if size <= budget:
-            strategy = f"exhaustive over {size}"
+        how = plan.strategy if plan.strategy != "auto" else \
+            ("exhaustive" if size <= plan.budget else "descent")
+        search.open_backend()
+        if how == "exhaustive":
+            strategy = f"exhaustive over {size:,}"
             search.exhaustive()
+        elif how == "optuna":
+            from pypto.toolkit.tune_optuna import optuna_search
+            strategy = f"Optuna TPE over {size:,} (seed {plan.seed})"
+            optuna_search(search, plan.seed)
         else:
-            strategy = f"coordinate descent over {size:,} (seed {seed})"
-            search.descent(random.Random(seed))
+            strategy = f"coordinate descent over {size:,} (seed {plan.seed})"
+            search.descent(random.Random(plan.seed))
     finally:
         kernel._cache, kernel._compiled, kernel._plans = caches
         search.done()
-    return TuneResult(kernel.__name__, metric, dims, search.evaluations,
-                      time.perf_counter() - started, strategy, kernel)
+    where = f", {search.backend.workers} {search.where}" if search.backend else ""
+    return TuneResult(kernel.__name__, plan.metric, dims, search.evaluations,
+                      time.perf_counter() - started, strategy + where, kernel)
 
 
 class _Search:
-    def __init__(self, kernel: Any, dims: list[Dimension], budget: int, seconds: float | None,
-                 metric: str, started: float, progress: bool):
-        self.kernel, self.dims, self.budget, self.seconds = kernel, dims, budget, seconds
-        self.key, self.started = METRICS[metric], started
-        self.limit = budget   # evaluations the current phase may reach
+    def __init__(self, kernel: Any, dims: list[Dimension], plan: _Plan, started: float,
+                 progress: bool):
+        self.kernel, self.dims, self.plan = kernel, dims, plan
+        self.budget, self.seconds = plan.budget, plan.seconds
+        self.key, self.started = METRICS[plan.metric], started
+        self.limit = plan.budget   # evaluations the current phase may reach
         self.progress = progress and sys.stderr.isatty()
         self.evaluations: list[Evaluation] = []
         self.seen: dict[tuple, Evaluation] = {}
+        self.backend: Any = None
+        self.where = ""
+
+    def open_backend(self) -> None:
+        """Where the settings after the baseline run (the baseline ran here: its trace and
+        compile are what forked workers inherit)."""
+        self.backend = tune_eval.backend(self.kernel, self.key, self.plan.workers,
+                                         self.plan.ray)
+        self.where = {"Here": "process", "LocalPool": "local processes",
+                      "RayPool": "Ray workers"}[type(self.backend).__name__]
 
     def spent(self) -> bool:
         return len(self.evaluations) >= self.limit or (
             self.seconds is not None and time.perf_counter() - self.started >= self.seconds)
 
+    def room(self) -> int:
+        """Evaluations the current phase still has."""
+        return 0 if self.spent() else self.limit - len(self.evaluations)
+
+    @property
+    def best_value(self) -> float | None:
+        return min((e.value_us for e in self.evaluations if e.value_us is not None),
+                   default=None)
+
+    def config_of(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """The knobs of `choice` (every dimension) that differ from the kernel's own."""
+        return {d.knob: choice[d.knob] for d in self.dims if choice[d.knob] != d.current}
+
     def evaluate(self, choice: dict[str, Any]) -> Evaluation:
         """The setting `choice` (knob -> value, every dimension), once."""
-        config = {d.knob: choice[d.knob] for d in self.dims if choice[d.knob] != d.current}
-        key = tuple((k, repr(v)) for k, v in config.items())
-        if key in self.seen:
-            return self.seen[key]
-        try:
-            run = rerun(self.kernel, config).after
-            e = Evaluation(config, run.us(run.stats[self.key]))
-        except PyptoError as err:   # refused by the compiler: a capacity, an invalid value
-            e = Evaluation(config, None, str(err).splitlines()[0])
-        self.seen[key] = e
-        self.evaluations.append(e)
+        return self.evaluate_batch([choice])[0]
+
+    def evaluate_batch(self, choices: list[dict[str, Any]]) -> list[Evaluation]:
+        """Each setting of `choices` once (repeats answered from before), the new ones on the
+        backend against the best time so far."""
+        configs = [self.config_of(c) for c in choices]
+        keys = [tuple((k, repr(v)) for k, v in c.items()) for c in configs]
+        new = [n for n, k in enumerate(keys) if k not in self.seen and k not in keys[:n]]
+        runner = self.backend or tune_eval.Here(self.kernel, self.key)
+        for n, outcome in zip(new, runner.map([configs[n] for n in new], self.best_value)):
+            e = Evaluation(configs[n], outcome.value_us, outcome.error, outcome.bound_us,
+                           outcome.pruned)
+            self.seen[keys[n]] = e
+            self.evaluations.append(e)
+        self.show()
+        return [self.seen[k] for k in keys]
+
+    def show(self) -> None:
         if self.progress:
-            best = min((x.value_us for x in self.evaluations if x.value_us is not None),
-                       default=float("nan"))
+            best = self.best_value
             print(f"\rtune {self.kernel.__name__}: {len(self.evaluations)}/{self.budget}, "
-                  f"best {best:,.2f} us", end="", file=sys.stderr, flush=True)
-        return e
+                  f"best {best if best is not None else float('nan'):,.2f} us", end="",
+                  file=sys.stderr, flush=True)
 
     def exhaustive(self) -> None:
-        for values in itertools.product(*(d.candidates for d in self.dims)):
-            if self.spent():
+        settings = itertools.product(*(d.candidates for d in self.dims))
+        while self.room():
+            batch = list(itertools.islice(settings, min(BATCH, self.room())))
+            if not batch:
                 return
-            self.evaluate(dict(zip((d.knob for d in self.dims), values)))
+            self.evaluate_batch([dict(zip((d.knob for d in self.dims), v)) for v in batch])
 
     def descent(self, rng: random.Random) -> None:
         best = {d.knob: d.current for d in self.dims}
@@ -209,7 +281,8 @@ class _Search:
 
     def sweeps(self, rng: random.Random, best: dict[str, Any],
                best_value: float) -> tuple[dict[str, Any], float]:
-        """Coordinate sweeps from `best` until one improves nothing or the budget is spent."""
+        """Coordinate sweeps from `best` until one improves nothing or the budget is spent;
+        one knob's candidates are one batch."""
         improved, first = True, True
         while improved:
             improved = False
@@ -219,15 +292,21 @@ class _Search:
                 order.sort(key=lambda d: len(d.candidates))
                 first = False
             for d in order:
-                for candidate in d.candidates:
+                candidates = [c for c in d.candidates if c != best[d.knob]
+                              and self.key_of({**best, d.knob: c}) not in self.seen]
+                candidates = candidates[:self.room()]
+                if not candidates:
                     if self.spent():
                         return best, best_value
-                    if candidate == best[d.knob]:
-                        continue
-                    e = self.evaluate({**best, d.knob: candidate})
+                    continue
+                results = self.evaluate_batch([{**best, d.knob: c} for c in candidates])
+                for c, e in zip(candidates, results):
                     if e.value_us is not None and e.value_us < best_value:
-                        best, best_value, improved = {**best, d.knob: candidate}, e.value_us, True
+                        best, best_value, improved = {**best, d.knob: c}, e.value_us, True
         return best, best_value
+
+    def key_of(self, choice: dict[str, Any]) -> tuple:
+        return tuple((k, repr(v)) for k, v in self.config_of(choice).items())
 
     def prune(self, best: dict[str, Any], best_value: float) -> None:
         """Put back each changed knob whose change no longer helps (one taken early in a
@@ -240,5 +319,7 @@ class _Search:
                 best, best_value = {**best, d.knob: d.current}, e.value_us
 
     def done(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
         if self.progress:
             print(file=sys.stderr)

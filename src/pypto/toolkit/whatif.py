@@ -125,11 +125,12 @@ def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
 
 
 def run_with(kernel: Any, args: tuple, kwargs: dict, knobs: knob_state.Knobs,
-             program: Any = None) -> tuple[Any, Any, bool]:
+             program: Any = None, simulated: bool = True) -> tuple[Any, Any, bool]:
     """Call `kernel` with `knobs` active, leaving the caller's tensors and the kernel's record
     of its last call as they were: timing only when its control flow reads no computed value
     (known from `program`, else tried), otherwise with numerics on copies of the arguments,
-    and never writing run folders or dumps. -> (run, program, whether timing only)."""
+    and never writing run folders or dumps. -> (run, program, whether timing only); with
+    `simulated=False` the run is a `driver.PendingRun`, not yet simulated."""
     from pypto.runtime.tile_executor import timing_only_possible
     options = {"debug.runtime_debug_mode": 0, "debug.compile_debug_mode": 0, **knobs.options}
     explicit = options.get("runtime.numerics")
@@ -149,7 +150,8 @@ def run_with(kernel: Any, args: tuple, kwargs: dict, knobs: knob_state.Knobs,
             options["runtime.numerics"] = explicit or "exact"
             kernel._call(copies(args), {k: copy_value(v) for k, v in kwargs.items()},
                          remember=False)
-        return kernel.last_run, kernel.last_program, timing
+        run = kernel.last_run if simulated else kernel._pending_run
+        return run, kernel.last_program, timing
 
 
 _KEPT = ("_last_run", "_pending_run", "last_program", "last_compiled", "last_executor",
