@@ -71,6 +71,18 @@ def test_a_setting_whose_bound_exceeds_the_best_is_pruned_and_could_not_have_won
             assert full.value_us >= e.bound_us > result.best.value_us
 
 
+def test_explain_runs_each_winning_knob_alone_and_put_back():
+    _call()
+    result = _mixed.tune(budget=24, workers=1, progress=False)
+    effects = result.explain()
+    assert effects and [x.knob for x in effects] == list(result.best.config)
+    for x in effects:
+        alone = _mixed.whatif({x.knob: x.value}).after
+        assert x.alone_us == pytest.approx(alone.us(alone.stats["kernel_cycles"]))
+        # the descent's last check put back every knob that did not pay
+        assert x.without_us is None or x.without_us > result.best.value_us
+
+
 def test_a_cached_trace_still_counts_the_site_knobs_it_met():
     """Two what-ifs with the same tile site and different runtime options share one trace
     (runtime options are not in the compile-cache key); the second must not report the site
@@ -135,4 +147,4 @@ def test_tune_on_a_local_ray_cluster_stores_what_the_process_pool_stores(tmp_pat
     ray_out, ray_rows = _tune_cli(tmp_path, "ray", "--ray", "local")
     assert "2 local processes" in pool_out and "Ray workers" in ray_out
     assert len(ray_rows) == 1 and ray_rows == pool_rows
-    assert (tmp_path / "ray" / "0_k" / "report.html").is_file()
+    assert "Why the best setting wins" in (tmp_path / "ray" / "0_k" / "report.html").read_text()

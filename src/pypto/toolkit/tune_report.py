@@ -6,7 +6,9 @@ through the tuning database. Per kernel, under `-o DIR/<n>_<kernel>/`:
 - `before/`, `after/` and `diff.html`: the kernel's own setting against the best found (the
   what-if of the best setting: both swimlanes and the diff tables);
 - `report.html`: the summary (before, best, speedup, evaluations and evaluations per second,
-  strategy and where the evaluations ran: local processes by default, Ray with `--ray`), the top settings, per-knob sensitivity (for each candidate of a knob, the best
+  strategy and where the evaluations ran: local processes by default, Ray with `--ray`), why
+  the best setting wins (each of its knobs alone, and put back: `TuneResult.explain`), the
+  top settings, per-knob sensitivity (for each candidate of a knob, the best
   time among the evaluations that used it, as bars: which knobs matter), and the advisor's
   advice on the best run.
 """
@@ -71,8 +73,26 @@ def write_report(result: Any, folder: str) -> str:
     best = analyze(trace.load(whatif.folders["after"]), whatif.folders["after"])
     path = os.path.join(folder, "report.html")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(_page(result, os.path.basename(diff), format_advice(best.advice)))
+        f.write(_page(result, os.path.basename(diff), format_advice(best.advice),
+                      _effects(result)))
     return path
+
+
+def _effects(result: Any) -> str:
+    """The best setting's knobs, each alone and each put back (`TuneResult.explain`)."""
+    e = html.escape
+    base, best = result.baseline.value_us, result.best.value_us
+
+    def cell(v: float | None, ref: float, word: str) -> str:
+        return "<td>refused</td>" if v is None else \
+            f"<td>{v:,.2f} ({ref / v:.2f}x {word})</td>"
+    rows = "".join(f"<tr><td><code>{e(x.knob)}={e(repr(x.value))}</code></td>"
+                   f"{cell(x.alone_us, base, 'the own setting')}"
+                   f"{cell(x.without_us, best, 'the best')}</tr>" for x in result.explain())
+    if not rows:
+        return "<p>The kernel's own setting was the best found.</p>"
+    return (f"<table><tr><th>knob</th><th>{e(result.metric)} with it alone</th>"
+            f"<th>{e(result.metric)} of the best without it</th></tr>{rows}</table>")
 
 
 def sensitivity(result: Any) -> list[tuple[str, list[tuple[str, float | None]]]]:
@@ -89,7 +109,7 @@ def sensitivity(result: Any) -> list[tuple[str, list[tuple[str, float | None]]]]
     return out
 
 
-def _page(result: Any, diff: str, advice: str) -> str:
+def _page(result: Any, diff: str, advice: str, effects: str) -> str:
     e = html.escape
     rows = sorted((x for x in result.evaluations if x.value_us is not None),
                   key=lambda x: x.value_us)[:10] or [result.best]
@@ -115,6 +135,9 @@ lower bound before simulating already exceeded the best time) in {result.seconds
 ({result.evaluations_per_second:.1f}/s), {e(result.strategy)}.
 Best setting: <code>{e(_setting(result.best.config))}</code>.
 <a href="{e(diff)}">Both swimlanes and the diff</a>.</p>
+<h2>Why the best setting wins</h2><p>Each of its knobs alone on the kernel's own setting,
+and the best setting with that knob put back (a ratio below 1 there: the knob pays only with
+the others).</p>{effects}
 <h2>Top settings</h2><table><tr><th>#</th><th>{e(result.metric)}</th><th>setting</th></tr>
 {top}</table>
 <h2>Sensitivity</h2><p>Per knob, the best {e(result.metric)} among the evaluations that used

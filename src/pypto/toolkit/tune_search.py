@@ -58,6 +58,17 @@ class Evaluation:
     pruned: bool = False             # that bound exceeded the best time found: not simulated
 
 
+@dataclass(frozen=True)
+class KnobEffect:
+    """One knob of the best setting: the objective with it alone, and with all the best
+    setting's other knobs but not it (None: that setting is refused)."""
+
+    knob: str
+    value: Any
+    alone_us: float | None
+    without_us: float | None
+
+
 @dataclass
 class TuneResult:
     kernel: str
@@ -93,6 +104,23 @@ class TuneResult:
     def whatif(self) -> WhatIf:
         """The best setting against the kernel's own, as a what-if (table, diff page)."""
         return rerun(self._kernel, self.best.config)
+
+    def explain(self) -> list[KnobEffect]:
+        """Why the best setting wins, knob by knob: each of its knobs alone on the kernel's
+        own setting, and the best setting with that knob put back (what it adds there).
+        Two evaluations per knob, in this process, on the kernel's last call."""
+        kernel, key = self._kernel, METRICS[self.metric]
+        caches = (dict(kernel._cache), dict(kernel._compiled), dict(kernel._plans))
+        evaluate = tune_eval.Evaluator(kernel, key)
+        out = []
+        try:
+            for knob, value in self.best.config.items():
+                rest = {k: v for k, v in self.best.config.items() if k != knob}
+                alone, without = evaluate({knob: value}, None), evaluate(rest, None)
+                out.append(KnobEffect(knob, value, alone.value_us, without.value_us))
+        finally:
+            kernel._cache, kernel._compiled, kernel._plans = caches
+        return out
 
     def table(self, top: int = 10) -> str:
         infeasible = sum(e.error is not None for e in self.evaluations)
