@@ -148,3 +148,18 @@ def test_tune_on_a_local_ray_cluster_stores_what_the_process_pool_stores(tmp_pat
     assert "2 local processes" in pool_out and "Ray workers" in ray_out
     assert len(ray_rows) == 1 and ray_rows == pool_rows
     assert "Why the best setting wins" in (tmp_path / "ray" / "0_k" / "report.html").read_text()
+
+
+def test_a_terminal_sees_a_progress_bar(monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    _call()
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    _mixed.tune(budget=8, workers=1)
+    lines = term.getvalue().split("\r")
+    assert lines[-1].startswith("tune _mixed [####################] 8/8, best ")
+    assert any("[" + "#" * 2 + "." * 18 + "]" in x for x in lines)   # 1 or 2 of 8 done

@@ -284,11 +284,19 @@ class _Search:
         return [self.seen[k] for k in keys]
 
     def show(self) -> None:
-        if self.progress:
-            best = self.best_value
-            print(f"\rtune {self.kernel.__name__}: {len(self.evaluations)}/{self.budget}, "
-                  f"best {best if best is not None else float('nan'):,.2f} us", end="",
-                  file=sys.stderr, flush=True)
+        """The progress bar on a terminal: evaluations against the budget (or the seconds,
+        whichever is further along), and the best time so far."""
+        if not self.progress:
+            return
+        done = len(self.evaluations) / self.budget
+        if self.seconds:
+            done = max(done, (time.perf_counter() - self.started) / self.seconds)
+        filled = round(20 * min(done, 1.0))
+        best = self.best_value
+        print(f"\rtune {self.kernel.__name__} [{'#' * filled}{'.' * (20 - filled)}] "
+              f"{len(self.evaluations)}/{self.budget}, best "
+              f"{best if best is not None else float('nan'):,.2f} us", end="",
+              file=sys.stderr, flush=True)
 
     def exhaustive(self) -> None:
         settings = itertools.product(*(d.candidates for d in self.dims))
