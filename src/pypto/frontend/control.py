@@ -3,13 +3,16 @@
 `pypto.loop` is a generator. For each unroll variant and each control path of its body it
 yields the symbolic index once per unrolled copy; the user's `for` body runs once per yield, so
 the body is traced once per (variant, path). Python `for` over a range simply unrolls into the
-current block, as in PyPTO.
+current block, as in PyPTO. The `unroll_list` of a `pypto.loop` / `pypto.loop_unroll` call is
+a knob site (`unroll@FILE:LINE`, `frontend.knobs`): an override replaces it, checked as the
+call checks its own.
 """
 from __future__ import annotations
 
 from typing import Any, Iterator
 
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
+from pypto.frontend import knobs
 from pypto.frontend.tracer import PathExplorer, Tracer, require_tracer
 from pypto.ir.program import Loop, LoopVariant
 from pypto.symbolic import (Const, Expr, Sym, SymbolicScalar, as_expr, binary, wrap, polynomial)
@@ -92,11 +95,29 @@ def loop(*bounds: Any, name: str | None = None, idx_name: str | None = None,
             raise PyptoTypeError(f"pypto.loop {what} must be a str, got {value!r}")
     start, stop, step = _parse_bounds(bounds)
     factors = _unroll_factors(unroll_list)
+    unroll = knobs.at_site(
+        "unroll", None if unroll_list is None else factors,
+        check=lambda u: _plan_variants(start, stop, step, _unroll_factors(u)),
+        note=("pypto.loop", _trips(start, stop, step)))
+    return _loop(tracer, start, stop, step, _unroll_factors(unroll), name, idx_name,
+                 submit_before_loop, parallel)
+
+
+def _loop(tracer: Tracer, start: Expr, stop: Expr, step: Expr, factors: tuple[int, ...],
+          name: str | None, idx_name: str | None, submit_before_loop: bool,
+          parallel: bool) -> Iterator[SymbolicScalar]:
     plans = _plan_variants(start, stop, step, factors)
     n = tracer.next_loop_number()
     lp = Loop(name or f"loop_{n}", idx_name or f"loop_idx_{n}", start, stop, step, factors,
               bool(submit_before_loop), bool(parallel), loc=user_location())
     return _trace_loop(tracer, lp, plans, step)
+
+
+def _trips(start: Expr, stop: Expr, step: Expr) -> int | None:
+    """The iteration count when the bounds are static (for the tuner's unroll candidates)."""
+    if not all(isinstance(e, Const) for e in (start, stop, step)):
+        return None
+    return max(0, -(-(stop.value - start.value) // step.value))
 
 
 def _trace_loop(tracer: Tracer, lp: Loop, plans: list, user_step: Expr) -> Iterator[Any]:
@@ -144,13 +165,18 @@ def loop_unroll(*bounds: Any, name: str | None = None, idx_name: str | None = No
     start, stop, step = _parse_bounds(bounds)
     if not (isinstance(step, Const) and step.value > 0):
         raise PyptoValueError("pypto.loop_unroll needs a positive int step")
-    factors = tuple(sorted(set(_unroll_factors(unroll_list)) | {1}, reverse=True))
+    unroll = knobs.at_site("unroll", None if unroll_list is None else
+                           _unroll_factors(unroll_list), check=_unroll_factors,
+                           note=("pypto.loop_unroll", _trips(start, stop, step)))
+    factors = tuple(sorted(set(_unroll_factors(unroll)) | {1}, reverse=True))
     base = name or f"loop_{tracer.next_loop_number()}"
-    return _unroll_gen(start, stop, step, factors, base, idx_name, submit_before_loop, parallel)
+    return _unroll_gen(tracer, start, stop, step, factors, base, idx_name, submit_before_loop,
+                       parallel)
 
 
-def _unroll_gen(start: Expr, stop: Expr, step: Expr, factors: tuple[int, ...], base: str,
-                idx_name: str | None, submit_before_loop: bool, parallel: bool) -> Iterator:
+def _unroll_gen(tracer: Tracer, start: Expr, stop: Expr, step: Expr, factors: tuple[int, ...],
+                base: str, idx_name: str | None, submit_before_loop: bool,
+                parallel: bool) -> Iterator:
     cur = start
     for i, k in enumerate(factors):
         chunk = binary("mul", step, k)
@@ -159,9 +185,9 @@ def _unroll_gen(start: Expr, stop: Expr, step: Expr, factors: tuple[int, ...], b
         else:
             span = binary("max", binary("sub", stop, cur), 0)
             end = binary("add", cur, binary("mul", binary("floordiv", span, chunk), chunk))
-        tier = loop(wrap(cur), wrap(end), wrap(chunk), name=f"{base}_LoopUnroll{k}",
-                    idx_name=idx_name, submit_before_loop=submit_before_loop and i == 0,
-                    parallel=parallel)
+        # (not `loop`: a tier's loop is no knob site of its own)
+        tier = _loop(tracer, cur, end, chunk, (1,), f"{base}_LoopUnroll{k}", idx_name,
+                     submit_before_loop and i == 0, parallel)
         for idx in tier:
             yield idx, k
         cur = end

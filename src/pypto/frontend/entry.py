@@ -2,7 +2,8 @@
 
 `trace_kernel` runs the body once per control-flow path over stand-in tensors; `function`
 marks a helper inlined into the calling kernel; `dynamic` names a dynamic dim. Builtin
-`min`/`max` on symbolic values mean `pypto.min`/`pypto.max` inside both.
+`min`/`max` on symbolic values mean `pypto.min`/`pypto.max` inside both. A trace applies the
+active `cache_policy@PARAM` knobs (`frontend.knobs`) to the parameters' buffers.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import types
 from typing import Any, Callable
 
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_facing
+from pypto.frontend import knobs
 from pypto.frontend.binding import BoundTensor
 from pypto.frontend.control import check_no_open_loops, trace_default_loop
 from pypto.frontend.signature import annotation_of
@@ -85,7 +87,9 @@ def trace_kernel(name: str, func: Callable, bound: list[BoundTensor],
         params.append(Param(i, b.name, value, dyn))
         stand_ins.append(Tensor._wrap(value))
     body = with_symbolic_min_max(func)
+    pinned = knobs.param_policies(name, [p.name for p in params])
     with tracer.active():
+        _pin_policies(tracer, params, pinned)   # (what the body's get_cache_policy sees)
         root, paths = trace_default_loop(tracer)
         for _ in paths:
             result = body(*stand_ins, **others)
@@ -94,7 +98,18 @@ def trace_kernel(name: str, func: Callable, bound: list[BoundTensor],
                     f"kernel '{name}' returned a value; kernels have no return "
                     f"value: write results into an output parameter")
         check_no_open_loops(tracer)
+    for p in params:   # the search space's parameter sites, with the policy the body set
+        knobs.note_param("cache_policy", p.name,
+                         knobs.policy_name(tracer.cache_policies.get(p.value.storage.id, {})))
+    _pin_policies(tracer, params, pinned)   # a knob wins over the body's own calls
     return new_program(tracer, params, root)
+
+
+def _pin_policies(tracer: Tracer, params: list[Param], pinned: dict[str, str]) -> None:
+    """The `cache_policy@PARAM` knobs' policies on the parameters' buffers."""
+    for p in params:
+        if p.name in pinned:
+            tracer.cache_policies[p.value.storage.id] = knobs.policy_flags(pinned[p.name])
 
 
 @user_facing

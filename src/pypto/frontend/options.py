@@ -6,7 +6,8 @@ everything it does not set from the scopes below it. `pypto.options(...)` pushes
 context manager or around each call of a decorated function); the `set_*` functions write into
 the innermost scope. The tracer pushes one scope per kernel trace ("jit_scope") and one per
 loop-body trace, so a tile shape set inside a loop is inherited by nested loops and forgotten
-after the loop, as in PyPTO.
+after the loop, as in PyPTO. The tile-shape setters and `set_pass_options(sg_set_scope=...)`
+are knob sites (`frontend.knobs`): an active override of the calling line replaces the value.
 """
 from __future__ import annotations
 
@@ -209,6 +210,10 @@ def set_options(**kwargs: Any) -> None:
 
 def _setter(group: str):
     def setter(**kwargs: Any) -> None:
+        if group == "pass" and kwargs.get("sg_set_scope") is not None:
+            # a knob site (sg_scope@FILE:LINE): an override replaces this call's scope id
+            scope = _config.check_option("pass", "sg_set_scope", kwargs["sg_set_scope"])
+            kwargs = {**kwargs, "sg_set_scope": knobs.at_site("sg_scope", scope)}
         set_options(**{f"{group}_options": kwargs})
     setter.__name__ = f"set_{group}_options"
     setter.__doc__ = f"Set {group}_options keys in the current scope (checked by name and range)."
