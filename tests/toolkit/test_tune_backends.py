@@ -46,13 +46,18 @@ def test_a_process_pool_searches_exactly_as_this_process_does(strategy):
 
 def test_optuna_starts_from_the_kernels_own_setting_and_is_seeded():
     _call()
-    runs = [_mixed.tune(budget=16, strategy="optuna", seed=s, workers=1, progress=False)
+    runs = [_mixed.tune(budget=32, strategy="optuna", seed=s, workers=1, progress=False)
             for s in (5, 5, 6)]
     assert runs[0].strategy.startswith("Optuna TPE over")
-    assert runs[0].evaluations[0].config == {} and len(runs[0].evaluations) == 16
+    assert runs[0].evaluations[0].config == {}
     assert _trace(runs[0]) == _trace(runs[1])
     assert _trace(runs[0]) != _trace(runs[2])
-    assert runs[0].best.value_us <= runs[0].baseline.value_us
+    for run in runs:
+        assert run.best.value_us <= run.baseline.value_us
+        # the put-back passes ended before the budget: the answer keeps only knobs that pay
+        assert len(run.evaluations) < 32
+        for x in run.explain():
+            assert x.without_us is None or x.without_us > run.best.value_us
 
 
 def test_a_setting_whose_bound_exceeds_the_best_is_pruned_and_could_not_have_won():

@@ -8,7 +8,11 @@ are asked `BATCH` at a time and evaluated together on the search's backend (`tun
 TPE's constant liar keeps one round's settings apart. A refused setting is a failed trial, one
 pruned by its lower bound a pruned trial (`TrialState.PRUNED`: Optuna's own name for a trial
 stopped early because it cannot win). The sampler is seeded and a round's size does not depend
-on the workers, so a seed gives the same search everywhere.
+on the workers, so a seed gives the same search everywhere. As after a descent, evaluations
+are kept for the end (two per knob when the budget is over four per knob, else one): each knob
+the best trial changed is put back, and stays put back when it did not pay, in passes until
+none does or the budget is spent, so the answer changes only knobs that matter (TPE sets
+every knob, those that do not matter included).
 """
 from __future__ import annotations
 
@@ -29,6 +33,21 @@ def optuna_search(search: Any, seed: int) -> None:
                                          n_startup_trials=min(10, max(2, search.budget // 5)))
     study = optuna.create_study(direction="minimize", sampler=sampler)
     study.enqueue_trial({d.knob: 0 for d in dims})   # candidates[0] is the current value
+    # keep evaluations for the put-back check: TPE changes most knobs, so a pass costs about
+    # one per knob, and putting one back can make another worth a second look
+    for passes in (2, 1):
+        if search.budget > 2 * passes * len(dims):
+            search.limit = search.budget - passes * len(dims)
+            break
+    _trials(search, study, optuna)
+    search.limit = search.budget
+    best = search.best
+    search.prune({d.knob: best.config.get(d.knob, d.current) for d in dims}, best.value_us)
+
+
+def _trials(search: Any, study: Any, optuna: Any) -> None:
+    """Rounds of `BATCH` trials until the search's current limit."""
+    dims = search.dims
     asks = 0
     while search.room() and asks < ASKS_PER_EVAL * search.budget:
         trials = [study.ask() for _ in range(min(BATCH, search.room()))]

@@ -91,7 +91,7 @@ class TuneResult:
         if self.stored is not None:
             return Evaluation(self.stored.config, self.stored.value_us)
         feasible = [e for e in self.evaluations if e.value_us is not None]
-        return min(feasible, key=lambda e: e.value_us)
+        return min(feasible, key=_fastest_then_fewest)
 
     @property
     def speedup(self) -> float:
@@ -139,6 +139,11 @@ class TuneResult:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _fastest_then_fewest(e: Evaluation) -> tuple[float, int]:
+    """Of equally fast settings the one changing fewest knobs wins (the put-back check's)."""
+    return e.value_us, len(e.config)
 
 
 def _describe(config: dict[str, Any]) -> str:
@@ -256,6 +261,12 @@ class _Search:
         return 0 if self.spent() else self.limit - len(self.evaluations)
 
     @property
+    def best(self) -> Evaluation:
+        """The fastest feasible evaluation so far."""
+        return min((e for e in self.evaluations if e.value_us is not None),
+                   key=_fastest_then_fewest)
+
+    @property
     def best_value(self) -> float | None:
         return min((e.value_us for e in self.evaluations if e.value_us is not None),
                    default=None)
@@ -346,13 +357,17 @@ class _Search:
 
     def prune(self, best: dict[str, Any], best_value: float) -> None:
         """Put back each changed knob whose change no longer helps (one taken early in a
-        descent can be undone by a later one): the best setting keeps only knobs that pay."""
-        for d in self.dims:
-            if best[d.knob] == d.current or self.spent():
-                continue
-            e = self.evaluate({**best, d.knob: d.current})
-            if e.value_us is not None and e.value_us <= best_value:
-                best, best_value = {**best, d.knob: d.current}, e.value_us
+        descent can be undone by a later one), in passes until one puts nothing back or the
+        budget is spent: the best setting keeps only knobs that pay."""
+        changed = True
+        while changed and not self.spent():
+            changed = False
+            for d in self.dims:
+                if best[d.knob] == d.current or self.spent():
+                    continue
+                e = self.evaluate({**best, d.knob: d.current})
+                if e.value_us is not None and e.value_us <= best_value:
+                    best, best_value, changed = {**best, d.knob: d.current}, e.value_us, True
 
     def done(self) -> None:
         if self.backend is not None:
