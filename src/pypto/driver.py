@@ -38,6 +38,7 @@ from pypto.gc_pause import gc_paused
 from pypto.ir.program import Program
 from pypto.machine.simulate import simulate
 from pypto.machine.spec import load as machine_spec
+from pypto.machine.spec import resolve as resolve_machine
 from pypto.passes import CompiledProgram, compile_program
 from pypto.runtime import differential
 from pypto.runtime.plan import ExecutionPlan
@@ -234,6 +235,8 @@ class JitKernel:
                 tuple((k, freeze(v, f"argument '{k}'")) for k, v in others.items()),
                 tuple(sorted((k, repr(v)) for k, v in opt.snapshot().items()
                              if not k.startswith("runtime."))),
+                # the one runtime option the compile reads: a new machine recompiles
+                resolve_machine(opt.lookup("runtime.machine")),
                 active.key()[1] if active is not None else ())
 
     def _trace(self, bound: list[BoundTensor], others: dict[str, Any]) -> Program:

@@ -71,6 +71,26 @@ def test_kernels_see_the_enclosing_scope_and_recompile_when_it_changes():
         k(x, y)
 
 
+def test_a_new_machine_recompiles_however_it_is_chosen(monkeypatch):
+    """The machine is a runtime option the compile reads (core counts, buffer sizes): a
+    change after decoration, or of $OPENPTO_MACHINE, must not reuse the old compile."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([], pypto.DT_FP32), y: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 256)
+        y[:] = pypto.exp(x)
+
+    x = torch.rand(256, 256)
+    monkeypatch.delenv("OPENPTO_MACHINE", raising=False)
+    k(x, torch.zeros_like(x))
+    assert (k.last_compiled.spec.name, k.last_run.aiv) == ("a2a3", 48)
+    monkeypatch.setenv("OPENPTO_MACHINE", "910b4")
+    k(x, torch.zeros_like(x))
+    assert (k.last_compiled.spec.name, k.last_run.aiv) == ("910b4", 40)
+    k.runtime_options["machine"] = "a2a3"
+    k(x, torch.zeros_like(x))
+    assert (k.last_compiled.spec.name, k.compile_count) == ("a2a3", 2)   # the first compile
+
+
 def test_getters_report_defaults_and_pad_cube_k():
     """get_pass_options lists every pass key with PyPTO's defaults; get_cube_tile_shapes pads
     k to three entries (k[2] = k[1])."""

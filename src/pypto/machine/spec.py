@@ -92,11 +92,19 @@ def presets() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(_HERE) if f.endswith(".toml"))
 
 
-@functools.lru_cache(maxsize=None)
+def resolve(name: str | None) -> str:
+    """The machine `load(name)` loads: `name`, else $OPENPTO_MACHINE, else "a2a3"."""
+    return name or os.environ.get("OPENPTO_MACHINE") or "a2a3"
+
+
 def load(name: str | None = None) -> MachineSpec:
     """The preset `name` (see `presets()`; default: $OPENPTO_MACHINE or "a2a3"); an unknown
     name lists the available ones."""
-    name = name or os.environ.get("OPENPTO_MACHINE") or "a2a3"
+    return _load(resolve(name))
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str) -> MachineSpec:
     # A path to a TOML file is a custom machine (it may inherit a preset with `base = ...`).
     path = name if name.endswith(".toml") else os.path.join(_HERE, f"{name}.toml")
     if name.endswith(".toml") and not os.path.exists(path):
