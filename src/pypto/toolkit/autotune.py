@@ -9,7 +9,9 @@
     def attn(q: ..., k: ..., out: ...): ...
 
 A config is a mapping of knobs (`frontend.knobs` addresses: option names, `vec_tile@FILE:LINE`,
-`cube_tile@FILE:LINE`); all are checked when the decorator runs. `key` names arguments: their
+`cube_tile@FILE:LINE`, `unroll@FILE:LINE`, `sg_scope@FILE:LINE`, `cache_policy@PARAM`); all
+are checked when the decorator runs. Configs are simulated in this process, one after another
+(the call waits for them; `kernel.tune` is the form that uses a process pool or Ray). `key` names arguments: their
 shapes and dtypes (tensors) or values (others) select the cached choice. The first call with
 a new key simulates every config on the call's own arguments, timing only (outputs untouched;
 on copies with numerics when the kernel's control flow reads computed values); the fastest by

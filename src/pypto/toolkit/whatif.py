@@ -188,9 +188,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                        "call one function of it (no arguments)")
     parser.add_argument("--set", dest="knobs", action="append", default=[], metavar="KNOB=VALUE",
                         help="a knob: an option (stitch_function_max_num=512, "
-                             "pass.cube_l1_reuse_setting={-1:4}) or a call site "
+                             "pass.cube_l1_reuse_setting={-1:4}), a call site "
                              "(vec_tile@kernel.py:42=16,512, "
-                             "cube_tile@mm.py:17=[[128,128],[64,256],[256,256]]); repeatable")
+                             "cube_tile@mm.py:17=[[128,128],[64,256],[256,256]], "
+                             "unroll@kernel.py:30=64,16,4, sg_scope@kernel.py:12=1) or a "
+                             "tensor parameter's cache policy (cache_policy@w=NONE_CACHEABLE); "
+                             "repeatable")
     parser.add_argument("-o", "--output", metavar="DIR", default=os.path.join("output", "whatif"),
                         help="where the runs and diff pages go (default: output/whatif)")
 
