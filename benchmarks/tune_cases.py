@@ -12,10 +12,12 @@ a Python for, a tensor format) or moves no time (cache hints) are listed with th
 are out of the tuner's reach. The page is generated from this run; nothing in it is typed in.
 
     python benchmarks/tune_cases.py [--budget 50] [--results docs/tune_results.md]
-                                    [--only 05_cube_tiles] [--no-models]
+                                    [--only 05_cube_tiles] [--no-models] [--compare optuna]
 
 It then tunes the glm attention and Gated DeltaNet models at their recommended settings (full
-size, timing only) and explains each winning knob by running it alone.
+size, timing only) and explains each winning knob by running it alone and putting it back.
+Every call is also searched with the `--compare` strategies (Optuna by default), for the
+strategy table.
 """
 from __future__ import annotations
 
@@ -68,9 +70,20 @@ CODE_CASES = {
 TIME_METRICS = {"kernel_us", "e2e_us"}
 
 
-def tune_case(case, budget: int) -> dict:
+def outcome(result) -> dict:
+    """What one search gave, for the tables."""
+    return {"tuned_us": result.best.value_us, "config": result.best.config,
+            "evaluations": len(result.evaluations),
+            "infeasible": sum(e.error is not None for e in result.evaluations),
+            "pruned": sum(e.pruned for e in result.evaluations),
+            "seconds": result.seconds, "per_second": result.evaluations_per_second,
+            "strategy": result.strategy}
+
+
+def tune_case(case, budget: int, others: tuple[str, ...] = ()) -> dict:
     """Run the case's variants (recording their kernel calls), tune the first's call, and
-    compare with the best of the others (the guide's "after"; a sweep's best setting)."""
+    compare with the best of the others (the guide's "after"; a sweep's best setting). Each
+    strategy of `others` searches the same call too, for the comparison table."""
     metric = case.metric if case.metric in TIME_METRICS else "kernel_us"
     key = "kernel_cycles" if metric == "kernel_us" else "e2e_cycles"
     calls = []
@@ -83,33 +96,35 @@ def tune_case(case, budget: int) -> dict:
                                               "tuner takes one call)"}
     times = [c[0].run.us(c[0].run.stats[key]) for c in calls]
     best = min(range(1, len(times)), key=times.__getitem__)
+    kernel = calls[0][0].kernel
     with contextlib.redirect_stderr(io.StringIO()):
-        result = calls[0][0].kernel.tune(budget=budget, seed=0, metric=metric, progress=False)
+        result = kernel.tune(budget=budget, seed=0, metric=metric, progress=False)
+        also = {s: outcome(kernel.tune(budget=budget, seed=0, metric=metric, progress=False,
+                                       strategy=s)) for s in others}
     return {"case": case.slug, "metric": metric, "before": case.variants[0].name,
             "after": case.variants[best].name, "before_us": result.baseline.value_us,
-            "after_us": times[best], "tuned_us": result.best.value_us,
-            "config": result.best.config, "evaluations": len(result.evaluations),
-            "infeasible": sum(e.value_us is None for e in result.evaluations),
-            "seconds": result.seconds, "per_second": result.evaluations_per_second,
-            "strategy": result.strategy, "holds": result.best.value_us <= times[best] * 1.0005}
+            "after_us": times[best], **outcome(result), "also": also,
+            "holds": result.best.value_us <= times[best] * 1.0005}
 
 
 MODEL_RUNS = ("glm_attention", "gated_deltanet")
 
 
-def tune_model(model: str, budget: int) -> dict:
+def tune_model(model: str, budget: int, others: tuple[str, ...] = ()) -> dict:
     """Tune a model's recommended variant at full size (timing only) from its own setting, and
-    explain the winning knobs: each one alone on top of the recommended setting."""
+    explain the winning knobs: each one alone on top of the recommended setting, and put back
+    from the best setting (`TuneResult.explain`)."""
     import models
     variant = next(v for v in models.MODELS[model]("full") if v.recommended)
     with contextlib.redirect_stderr(io.StringIO()):
         _, kernel = models.measure(variant, variant.inputs())
         result = kernel.tune(budget=budget, seed=0, progress=False)
         alone = {k: kernel.whatif({k: v}).after for k, v in result.best.config.items()}
+        without = {x.knob: x.without_us for x in result.explain()}
+        also = {s: outcome(kernel.tune(budget=budget, seed=0, progress=False, strategy=s))
+                for s in others}
     return {"model": model, "variant": variant.name, "before_us": result.baseline.value_us,
-            "tuned_us": result.best.value_us, "config": result.best.config,
-            "evaluations": len(result.evaluations), "seconds": result.seconds,
-            "per_second": result.evaluations_per_second, "strategy": result.strategy,
+            **outcome(result), "also": also, "without_us": without,
             "alone_us": {k: r.us(r.stats["kernel_cycles"]) for k, r in alone.items()},
             "alone_stats": {k: (r.stats["tasks"], r.stats["windows"], r.stats["utilization"])
                             for k, r in alone.items()}}
@@ -130,13 +145,55 @@ def model_markdown(rows: list[dict], budget: int) -> list[str]:
         out.append("")
         for knob, value in r["config"].items():
             tasks, windows, util = r["alone_stats"][knob]
+            without = r["without_us"].get(knob)
+            back = (f"; the best setting without it: {without:,.1f} us"
+                    if without is not None else "")
             out.append(f"- `{knob}={value!r}` alone: {r['alone_us'][knob]:,.1f} us "
                        f"({r['before_us'] / r['alone_us'][knob]:.2f}x; {tasks:,} tasks, "
-                       f"{windows} windows, {100 * util:.0f}% utilisation)")
+                       f"{windows} windows, {100 * util:.0f}% utilisation){back}")
         if not r["config"]:
             out.append("- no setting beat the recommended one")
+        for strategy, o in r["also"].items():
+            out.append(f"- with `strategy=\"{strategy}\"`: {o['tuned_us']:,.1f} us in "
+                       f"{o['evaluations']} evaluations, {o['seconds']:.0f} s; "
+                       f"{len(o['config'])} knobs changed")
         out.append("")
     return out
+
+
+def strategy_markdown(rows: list[dict], budget: int) -> list[str]:
+    """The default search against the others, case by case."""
+    others = sorted({s for r in rows for s in r.get("also", {})})
+    if not others:
+        return []
+    out = ["", "## The search strategies", "",
+           f"The same calls searched with each strategy (`kernel.tune(budget={budget}, seed=0, "
+           f"strategy=...)`): the time found, evaluations, seconds, and how many knobs the "
+           f"answer changes. \"auto\" is the default: exhaustive where the space fits the "
+           f"budget, else coordinate descent.", "",
+           "| case | auto | " + " | ".join(others) + " |",
+           "|---|" + "---|" * (1 + len(others))]
+    wins = {s: [0, 0, 0] for s in others}   # better, equal, worse than auto
+    for r in rows:
+        if "tuned_us" not in r:
+            continue
+        cells = [_strategy_cell(r)]
+        for s in others:
+            o = r["also"][s]
+            cells.append(_strategy_cell(o))
+            ratio = o["tuned_us"] / r["tuned_us"]
+            wins[s][0 if ratio < 0.9995 else 1 if ratio <= 1.0005 else 2] += 1
+        out.append(f"| {r['case']} | " + " | ".join(cells) + " |")
+    out.append("")
+    for s, (better, equal, worse) in wins.items():
+        out.append(f"`{s}` against auto: better on {better} cases, equal on {equal}, worse on "
+                   f"{worse}.")
+    return out
+
+
+def _strategy_cell(o: dict) -> str:
+    return (f"{o['tuned_us']:,.2f} us ({o['evaluations']} ev., {o['seconds']:.0f} s, "
+            f"{len(o['config'])} knobs)")
 
 
 def markdown(rows: list[dict], budget: int, seconds: float,
@@ -157,22 +214,28 @@ def markdown(rows: list[dict], budget: int, seconds: float,
         f"**{len(held)} of {len(tuned)}** knob cases: the tuner found a setting at least as good "
         f"as the guide's \"after\" within {budget} evaluations.",
         "",
-        "| case | metric | before | guide's after | tuned | evaluations (infeasible) | "
-        "evaluations/s | holds | best setting found |",
+        "| case | metric | before | guide's after | tuned | evaluations (infeasible, pruned) "
+        "| evaluations/s | holds | best setting found |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in tuned:
         config = ", ".join(f"`{k}={v!r}`" for k, v in r["config"].items()) or "(its own)"
         out.append(f"| {r['case']} | {r['metric']} | {r['before_us']:,.2f} ({r['before']}) | "
                    f"{r['after_us']:,.2f} ({r['after']}) | {r['tuned_us']:,.2f} | "
-                   f"{r['evaluations']} ({r['infeasible']}) | {r['per_second']:.1f} | "
-                   f"{'yes' if r['holds'] else '**no**'} | {config} |")
+                   f"{r['evaluations']} ({r['infeasible']}, {r['pruned']}) | "
+                   f"{r['per_second']:.1f} | {'yes' if r['holds'] else '**no**'} | {config} |")
+    workers = {r["strategy"].rsplit(", ", 1)[-1] for r in tuned}
+    out += ["", f"Evaluations ran in {', '.join(sorted(workers))}. Infeasible: refused by the "
+                f"compiler (a buffer capacity). Pruned: the setting's lower bound before "
+                f"simulating (`profiling.bounds.before_scheduling`) already exceeded the best "
+                f"time, so its schedule was not simulated."]
     skipped = [r for r in rows if "skipped" in r]
     if skipped:
         out += ["", "Knob cases the tuner could not take:", ""]
         out += [f"- {r['case']}: {r['skipped']}" for r in skipped]
     out += ["", "Cases whose change is out of the tuner's reach:", ""]
     out += [f"- {slug}: {why}" for slug, why in CODE_CASES.items()]
+    out += strategy_markdown(tuned, budget)
     if model_rows:
         out += model_markdown(model_rows, budget)
     return "\n".join(out) + "\n"
@@ -185,15 +248,19 @@ def main() -> int:
     parser.add_argument("--only", action="append")
     parser.add_argument("--no-models", action="store_true",
                         help="leave out the models section (minutes)")
+    parser.add_argument("--compare", default="optuna",
+                        help="other strategies to search each call with, comma-separated "
+                             "('' for none; default: optuna)")
     args = parser.parse_args()
     started = time.perf_counter()
+    others = tuple(s for s in args.compare.split(",") if s)
     cases = [c for c in load_cases(args.only) if c.slug in KNOB_CASES]
     missing = set(KNOB_CASES) - {c.slug for c in load_cases()}
     if missing and not args.only:
         raise SystemExit(f"tune_cases: KNOB_CASES names missing cases {sorted(missing)}")
     rows = []
     for case in cases:
-        row = tune_case(case, args.budget)
+        row = tune_case(case, args.budget, others)
         rows.append(row)
         print(f"{row['case']}: " + (row.get("skipped") or
                                     f"before {row['before_us']:.2f}, after {row['after_us']:.2f},"
@@ -202,7 +269,7 @@ def main() -> int:
               flush=True)
     model_rows = []
     for model in () if args.no_models or args.only else MODEL_RUNS:
-        row = tune_model(model, args.budget)
+        row = tune_model(model, args.budget, others)
         model_rows.append(row)
         print(f"{model}: {row['before_us']:.1f} -> {row['tuned_us']:.1f} us in "
               f"{row['evaluations']} evaluations: {row['config']}", flush=True)

@@ -16,3 +16,7 @@ def test_a_knob_case_is_tuned_from_its_before(tmp_path):
     text = page.read_text()
     assert "**1 of 1** knob cases" in text and "| 10b_cube_nbuffer | kernel_us |" in text
     assert "| yes |" in text and "- 01_static_axis_for: pypto.loop vs a Python for" in text
+    # the same call searched with Optuna too, in the strategy table
+    assert "## The search strategies" in text and "| 10b_cube_nbuffer | " in text.split(
+        "## The search strategies")[1]
+    assert "`optuna` against auto: better on" in text
