@@ -12,13 +12,14 @@ import pypto
 from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend import knobs
 
+from marker_lines import marker_line
+
 HERE = os.path.basename(__file__)
 F32 = pypto.DT_FP32
 
 
 def _line(marker: str) -> int:
-    with open(__file__) as f:
-        return next(n for n, text in enumerate(f, 1) if marker in text and "_line(" not in text)
+    return marker_line(__file__, marker)
 
 
 @pypto.frontend.jit

@@ -10,12 +10,13 @@ import pypto
 from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.toolkit.autotune import autotune
 
+from marker_lines import marker_line
+
 HERE = os.path.basename(__file__)
 
 
 def _line(marker: str) -> int:
-    with open(__file__) as f:
-        return next(n for n, text in enumerate(f, 1) if marker in text and "_line(" not in text)
+    return marker_line(__file__, marker)
 
 
 SITE = f"vec_tile@{HERE}:{_line('AUTOTUNE_SITE')}"

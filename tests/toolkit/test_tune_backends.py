@@ -14,13 +14,15 @@ import pypto
 from pypto.errors import PyptoValueError
 from pypto.toolkit import tune_eval
 
+from marker_lines import marker_line
+
 HERE = os.path.basename(__file__)
 
 
 @pypto.frontend.jit
 def _mixed(x: pypto.Tensor([], pypto.DT_FP32), w: pypto.Tensor([], pypto.DT_FP16),
            y: pypto.Tensor([], pypto.DT_FP32), z: pypto.Tensor([], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(16, 64)
+    pypto.set_vec_tile_shapes(16, 64)                              # VEC_SITE
     y[:] = pypto.exp(x) * 2.0
     pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])
     z[:] = pypto.matmul(pypto.cast(x, pypto.DT_FP16), w, pypto.DT_FP32)
@@ -93,15 +95,10 @@ def test_a_cached_trace_still_counts_the_site_knobs_it_met():
     (runtime options are not in the compile-cache key); the second must not report the site
     as matching no call."""
     _call()
-    site = f"vec_tile@{HERE}:{_line('pypto.set_vec_tile_shapes(16, 64)')}"
+    site = f"vec_tile@{HERE}:{marker_line(__file__, 'VEC_SITE')}"
     a = _mixed.whatif({site: (32, 64)}, stitch_function_max_num=32)
     b = _mixed.whatif({site: (32, 64)}, stitch_function_max_num=64)
     assert a.after.stats["tasks"] == b.after.stats["tasks"]
-
-
-def _line(text: str) -> int:
-    with open(__file__) as f:
-        return next(n for n, line in enumerate(f, 1) if line.strip() == text)
 
 
 def test_bad_backend_requests_are_named(monkeypatch):

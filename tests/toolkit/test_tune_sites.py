@@ -15,13 +15,14 @@ from pypto.toolkit import cli
 from pypto.toolkit.whatif import script_calls
 from pypto.toolkit.tune_space import search_space
 
+from marker_lines import marker_line
+
 HERE = os.path.basename(__file__)
 F32 = pypto.DT_FP32
 
 
 def _line(marker: str) -> int:
-    with open(__file__) as f:
-        return next(n for n, text in enumerate(f, 1) if marker in text and "_line(" not in text)
+    return marker_line(__file__, marker)
 
 
 @pypto.frontend.jit

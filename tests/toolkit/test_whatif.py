@@ -12,12 +12,13 @@ import torch
 import pypto
 from pypto.errors import PyptoValueError
 
+from marker_lines import marker_line
+
 HERE = os.path.basename(__file__)
 
 
 def _line(marker: str) -> int:
-    with open(__file__) as f:
-        return next(n for n, text in enumerate(f, 1) if marker in text and "_line(" not in text)
+    return marker_line(__file__, marker)
 
 
 @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 16})
