@@ -165,3 +165,23 @@ def test_a_terminal_sees_a_progress_bar(monkeypatch):
     lines = term.getvalue().split("\r")
     assert lines[-1].startswith("tune _mixed [####################] 8/8, best ")
     assert any("[" + "#" * 2 + "." * 18 + "]" in x for x in lines)   # 1 or 2 of 8 done
+
+
+def test_a_worker_that_dies_fails_the_search_by_name(monkeypatch):
+    """A worker killed mid-evaluation (the kernel runs out of memory, say) must end the
+    search with an error naming what happened, not hang it."""
+    _call()
+    monkeypatch.setattr(tune_eval, "evaluate",
+                        lambda *a: os._exit(9) if a[1] else tune_eval.Outcome(1.0))
+    with pytest.raises(PyptoValueError, match="a worker process died"):
+        _mixed.tune(budget=6, workers=2, progress=False)
+
+
+def test_no_ray_cluster_to_join_is_named(monkeypatch):
+    if os.environ.get("CI") != "true":
+        pytest.importorskip("ray", reason="Ray is the optional 'ray' extra (dev installs it)")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    _call()
+    with pytest.raises(PyptoValueError, match=r"tune\(ray='auto'\): Ray could not start or "
+                                              r"join that cluster: Could not find any running"):
+        _mixed.tune(ray="auto", progress=False)

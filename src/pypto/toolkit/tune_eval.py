@@ -26,6 +26,8 @@ import logging
 import multiprocessing
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -118,21 +120,30 @@ def _one_thread() -> None:
 
 
 class LocalPool:
-    """Evaluations in `workers` forked processes (see the module docstring)."""
+    """Evaluations in `workers` forked processes (see the module docstring). A worker that
+    dies (killed for memory, say) fails the search with a named error rather than hanging it,
+    hence `concurrent.futures` rather than `multiprocessing.Pool`, which waits forever for a
+    lost task."""
 
     def __init__(self, kernel: Any, key: str, workers: int):
         global _FORKED
         _FORKED = Evaluator(kernel, key)
-        self.workers = workers
-        self.pool = multiprocessing.get_context("fork").Pool(workers, initializer=_one_thread)
+        self.workers, self.kernel = workers, kernel.__name__
+        self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                        initializer=_one_thread)
 
     def map(self, configs: Sequence[dict], cutoff: float | None) -> list[Outcome]:
-        return self.pool.map(_evaluate_forked, [(c, cutoff) for c in configs], chunksize=1)
+        try:
+            return list(self.pool.map(_evaluate_forked, [(c, cutoff) for c in configs]))
+        except BrokenProcessPool:
+            raise PyptoValueError(
+                f"tune '{self.kernel}': a worker process died while evaluating a setting (out "
+                f"of memory?); tune with fewer workers (workers=1 evaluates in this "
+                f"process)") from None
 
     def close(self) -> None:
         global _FORKED
-        self.pool.terminate()
-        self.pool.join()
+        self.pool.shutdown(wait=True, cancel_futures=True)
         _FORKED = None
 
 
@@ -158,8 +169,12 @@ class RayPool:
         self.started = not ray.is_initialized()
         if self.started:
             local = address is True or address == "local"
-            ray.init(address=None if local else address, include_dashboard=False,
-                     log_to_driver=False, logging_level=logging.ERROR)
+            try:
+                ray.init(address=None if local else address, include_dashboard=False,
+                         log_to_driver=False, logging_level=logging.ERROR)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise PyptoValueError(f"tune(ray={address!r}): Ray could not start or join "
+                                      f"that cluster: {e}") from None
         from ray.util import ActorPool
         self.ray, self.by_value = ray, _user_module(kernel)
         if self.by_value is not None:   # a worker may not import the user's file: send it
