@@ -146,8 +146,8 @@ def test_tune_on_a_local_ray_cluster_stores_what_the_process_pool_stores(tmp_pat
     if os.environ.get("CI") != "true":
         pytest.importorskip("ray", reason="Ray is the optional 'ray' extra (dev installs it)")
     pool_out, pool_rows = _tune_cli(tmp_path, "pool", "--workers", "2")
-    ray_out, ray_rows = _tune_cli(tmp_path, "ray", "--ray", "local")
-    assert "2 local processes" in pool_out and "Ray workers" in ray_out
+    ray_out, ray_rows = _tune_cli(tmp_path, "ray", "--ray", "local:2")
+    assert "2 local processes" in pool_out and "2 Ray workers" in ray_out
     assert len(ray_rows) == 1 and ray_rows == pool_rows
     assert "Why the best setting wins" in (tmp_path / "ray" / "0_k" / "report.html").read_text()
 

@@ -160,18 +160,19 @@ class _RayEvaluator:
 
 class RayPool:
     """Evaluations on the actors of a Ray cluster (see the module docstring). `address`:
-    "local" (or True) starts a Ray on this machine for the search, "auto" joins the cluster
-    `ray start` made, anything else is passed to `ray.init(address=...)`; a Ray the caller
-    already initialised is used as it is."""
+    "local" (or True) starts a Ray on this machine for the search ("local:N": with N CPUs),
+    "auto" joins the cluster `ray start` made, anything else is passed to
+    `ray.init(address=...)`; a Ray the caller already initialised is used as it is."""
 
     def __init__(self, kernel: Any, key: str, address: str | bool):
         ray = _import_ray()
         self.started = not ray.is_initialized()
         if self.started:
-            local = address is True or address == "local"
+            local, cpus = _local(address)
             try:
-                ray.init(address=None if local else address, include_dashboard=False,
-                         log_to_driver=False, logging_level=logging.ERROR)
+                ray.init(address=None if local else address, num_cpus=cpus,
+                         include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.ERROR)
             except (ConnectionError, RuntimeError, ValueError) as e:
                 raise PyptoValueError(f"tune(ray={address!r}): Ray could not start or join "
                                       f"that cluster: {e}") from None
@@ -205,6 +206,20 @@ def _user_module(kernel: Any) -> Any:
             "pypto",) or "site-packages" in (getattr(module, "__file__", "") or ""):
         return None   # (__main__ and unnamed modules are pickled by value already)
     return module
+
+
+def _local(address: str | bool) -> tuple[bool, int | None]:
+    """(whether `address` asks for a Ray on this machine, its CPUs: "local:N" -> N, else
+    all)."""
+    if address is True or address == "local":
+        return True, None
+    if isinstance(address, str) and address.startswith("local:"):
+        cpus = address[len("local:"):]
+        if not cpus.isdigit() or int(cpus) < 1:
+            raise PyptoValueError(f"tune(ray={address!r}): a local Ray is 'local' or "
+                                  f"'local:N' with N >= 1 CPUs")
+        return True, int(cpus)
+    return False, None
 
 
 def _import_ray() -> Any:

@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="local processes evaluating settings (default: one per CPU)")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="evaluate on a Ray cluster instead: 'local' starts one on this "
-                             "machine, 'auto' joins the one `ray start` made, or an address")
+                             "machine ('local:N' with N CPUs), 'auto' joins the one `ray start` "
+                             "made, or an address")
     parser.add_argument("--db", nargs="?", const=True, default=None, metavar="PATH",
                         help="reuse and keep results in the tuning database (default file, "
                              "or PATH)")
