@@ -13,7 +13,7 @@ from pypto.errors import PyptoValueError
 from pypto.frontend import knobs
 from pypto.toolkit import cli
 from pypto.toolkit.whatif import script_calls
-from pypto.toolkit.tune_space import search_space
+from pypto.toolkit.tune_space import UNROLLED_OPS, search_space
 
 from marker_lines import marker_line
 
@@ -60,6 +60,30 @@ def test_the_space_has_the_loop_with_its_current_list_and_a_search_finds_a_bette
     result = _rows.tune(dimensions=[unroll], metric="e2e_us", progress=False)
     assert result.best.config[unroll.knob] is not None
     assert result.best.value_us < result.baseline.value_us
+
+
+@pypto.frontend.jit
+def _big_body(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), y: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    for b in pypto.loop(x.shape[0] // 16, name="ROWS"):              # BIG_LOOP_SITE
+        t = x[b * 16:(b + 1) * 16, :]
+        for _ in range(60):   # a long chain: 60+ ops an iteration
+            t = pypto.exp(t) * 0.5
+        y[b * 16:(b + 1) * 16, :] = t
+
+
+def test_a_big_loop_body_is_not_unrolled_past_the_traced_ops_limit():
+    """Unrolling copies the body into the trace: a candidate may hold at most UNROLLED_OPS
+    ops, so a 120-op body gets factors 2 and 4 (the small body above gets up to 64)."""
+    x = torch.rand(16 * 64, 64)
+    _big_body(x, torch.zeros_like(x))
+    dims = {d.knob: d for d in search_space(_big_body)}
+    unroll = dims[f"unroll@{HERE}:{_line('BIG_LOOP_SITE')}"]
+    factors = {max(c) for c in unroll.candidates if c is not None}
+    ops = next(lp for lp in _big_body.last_program.loops()
+               if lp.name == "ROWS").ops_per_iteration()
+    assert ops >= 120 and factors == {f for f in (2, 4, 8) if f * ops <= UNROLLED_OPS}
+    assert "within 512 traced ops" in unroll.rule
 
 
 S, H = 32, 1024

@@ -73,6 +73,8 @@ class LoopVariant:
 
 @dataclass(eq=False)
 class Loop:
+    """A device loop: one `LoopVariant` per unroll factor (see the module docstring)."""
+
     name: str
     idx_name: str
     start: Expr
@@ -83,6 +85,12 @@ class Loop:
     parallel: bool = False
     variants: list[LoopVariant] = field(default_factory=list)
     loc: SourceLoc | None = None
+
+    def ops_per_iteration(self) -> float:
+        """The ops one iteration of the user's loop traces (nested loops' bodies included):
+        every variant's ops over the iterations its copies cover."""
+        ops = sum(len(b.ops) for b in _blocks_of_loop(self))
+        return ops / max(1, sum(v.factor for v in self.variants))
 
 
 @dataclass(frozen=True)

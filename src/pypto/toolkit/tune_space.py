@@ -14,7 +14,8 @@ current value, its candidates (the current one first) and the rule that made the
   `[128,128],[64,256],[256,256]`, `[256,256],[64,256],[128,128]`, `[128,128],[128,512],
   [128,128]`) and the current tiles with split-K toggled;
 - an unroll site: no unroll; one factor k = 2, 4, .., 64 (up to twice the current largest
-  factor when that is more; never more than a static trip count), which a `pypto.loop` takes
+  factor when that is more; never more than a static trip count, nor more copies of the body
+  than fit `UNROLLED_OPS` traced ops), which a `pypto.loop` takes
   as [k] when k divides a static trip count and else as [k, 1] so that no copy runs empty
   (tuning case 04); and the tier ladders [h, h/4, h/16, .., >= 2] (with 1 for a
   `pypto.loop`; `loop_unroll` adds 1 itself) for h the current largest factor, its half and
@@ -54,6 +55,10 @@ CUBE_STARTS = (((128, 128), (64, 256), (256, 256)), ((256, 256), (64, 256), (128
 LAST_DIM_MULTIPLE = 16
 SCALES = (1, 2, 4, 8, 16)   # x 1/4, 1/2, 1, 2, 4 of a vector tile dim
 UNROLL_LIMIT = 64            # the largest single unroll factor tried (or twice the current)
+# The most ops an unroll candidate may trace per root function (factor x the ops of one
+# iteration, nested loops included): the trace, compile and plan of a setting grow with its
+# unrolled body, and glm attention's 84-op loop unrolled 64-fold took 6.7 GB in one worker.
+UNROLLED_OPS = 512
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,8 @@ def search_space(kernel: Any) -> list[Dimension]:
         kind, path, line = site
         address = f"{kind}@{names[path]}:{line}"
         if kind == "unroll":
-            dim = _unroll_dimension(address, value, *sites.notes[site])
+            dim = _unroll_dimension(address, value, *sites.notes[site],
+                                    ops=_loop_ops(program, path, line))
             if len(dim.candidates) > 1:   # (a loop of one iteration has nothing to unroll)
                 dims.append(dim)
         elif kind == "sg_scope":
@@ -152,11 +158,22 @@ def _cube_dimension(address: str, tile: Any) -> Dimension:
                      "the matmul guide's recommended starts, and split-K toggled")
 
 
+def _loop_ops(program: Any, path: str, line: int) -> float:
+    """Ops per iteration of the loop the call at `path`:`line` made (0 if not found)."""
+    for lp in program.loops() if program is not None else ():
+        if lp.loc is not None and lp.loc.line == line and \
+                os.path.normpath(os.path.abspath(lp.loc.file)) == path:
+            return lp.ops_per_iteration()
+    return 0.0
+
+
 def _unroll_dimension(address: str, current: tuple[int, ...] | None, call: str,
-                      trips: int | None) -> Dimension:
+                      trips: int | None, ops: float = 0.0) -> Dimension:
     plain = call == "pypto.loop"
     top = max((f for f in current or () if f > 1), default=0)
     limit = max(UNROLL_LIMIT, 2 * top)
+    if ops:   # a big body: fewer copies (UNROLLED_OPS), the current setting always kept
+        limit = max(top, min(limit, int(UNROLLED_OPS // ops)))
     sizes = [1 << i for i in range(1, limit.bit_length()) if trips is None or 1 << i <= trips]
     candidates: list = [None]
     for k in sizes:
@@ -176,7 +193,8 @@ def _unroll_dimension(address: str, current: tuple[int, ...] | None, call: str,
             tiers.setdefault(_tiers(c), c)
         candidates = list(tiers.values())
     return Dimension(address, current, _with_current(current, candidates),
-                     f"{call} unroll_list: none, one factor 2 .. {limit}, tier ladders x 1/4 "
+                     f"{call} unroll_list: none, one factor 2 .. {limit} (copies of the "
+                     f"body within {UNROLLED_OPS} traced ops), tier ladders x 1/4 "
                      f"from the largest factor, its half and its double, the largest tier "
                      f"halved and doubled")
 
