@@ -92,7 +92,7 @@ class Evaluator:
 class Here:
     """Evaluations in this process, in order."""
 
-    workers = 1
+    workers, where = 1, "process"
 
     def __init__(self, kernel: Any, key: str):
         self.evaluate = Evaluator(kernel, key)
@@ -129,6 +129,7 @@ class LocalPool:
         global _FORKED
         _FORKED = Evaluator(kernel, key)
         self.workers, self.kernel = workers, kernel.__name__
+        self.where = "local processes"
         self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                         initializer=_one_thread)
 
@@ -181,6 +182,7 @@ class RayPool:
         if self.by_value is not None:   # a worker may not import the user's file: send it
             ray.cloudpickle.register_pickle_by_value(self.by_value)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.where = "Ray workers"
         actor = ray.remote(num_cpus=1)(_RayEvaluator)
         job = [ray.put(kernel), ray.put(kernel.last_call)]
         self.actors = [actor.remote(job[0], job[1], key) for _ in range(self.workers)]

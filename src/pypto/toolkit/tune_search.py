@@ -226,7 +226,7 @@ def _search(kernel: Any, dimensions: Sequence[Dimension] | None, plan: _Plan, pr
     finally:
         kernel._cache, kernel._compiled, kernel._plans = caches
         search.done()
-    where = f", {search.backend.workers} {search.where}" if search.backend else ""
+    where = f", {search.backend.workers} {search.backend.where}" if search.backend else ""
     return TuneResult(kernel.__name__, plan.metric, dims, search.evaluations,
                       time.perf_counter() - started, strategy + where, kernel)
 
@@ -242,15 +242,12 @@ class _Search:
         self.evaluations: list[Evaluation] = []
         self.seen: dict[tuple, Evaluation] = {}
         self.backend: Any = None
-        self.where = ""
 
     def open_backend(self) -> None:
         """Where the settings after the baseline run (the baseline ran here: its trace and
         compile are what forked workers inherit)."""
         self.backend = tune_eval.backend(self.kernel, self.key, self.plan.workers,
                                          self.plan.ray)
-        self.where = {"Here": "process", "LocalPool": "local processes",
-                      "RayPool": "Ray workers"}[type(self.backend).__name__]
 
     def spent(self) -> bool:
         return len(self.evaluations) >= self.limit or (
