@@ -43,9 +43,7 @@ def expand_matmul(ex: Expander, op: Operation) -> bool:
         return False
     K = sa[-2] if op.attrs["a_trans"] else sa[-1]
     batch = so[:-2]
-    # Split-K chunks: both operands' L1 chunks hold a whole chunk (kL0 divides it).
-    chunk = min(cube.k[1], cube.k[2]) if cube.enable_split_k and len(op.inputs) == 2 else K
-    spans = [(k0, min(chunk, K - k0)) for k0 in range(0, K, chunk)] or [(0, K)]
+    spans = split_k_spans(op, K)
     partial = None
     if len(spans) > 1:
         valid = (Const(len(spans)),) + tuple(out.valid_shape)
@@ -64,6 +62,21 @@ def expand_matmul(ex: Expander, op: Operation) -> bool:
     if partial is not None:
         _split_k_reduce(ex, op, partial, len(spans))
     return True
+
+
+def split_k_spans(op: Operation, K: int) -> list[tuple[int, int]]:
+    """The (start, size) chunks of K that split-K cuts a matmul into: one without split-K.
+    Both operands' L1 chunks hold a whole chunk (kL0 divides it)."""
+    cube = op.tile.cube
+    split = cube is not None and cube.enable_split_k and len(op.inputs) == 2
+    chunk = min(cube.k[1], cube.k[2]) if split else K
+    return [(k0, min(chunk, K - k0)) for k0 in range(0, K, max(chunk, 1))] or [(0, K)]
+
+
+def split_k_chunks(op: Operation, K: int) -> int:
+    """How many partial sums a matmul over K is split into (their rounding is in the output's
+    dtype: see expand_matmul)."""
+    return len(split_k_spans(op, K))
 
 
 def _grid_matmul(ex: Expander, op: Operation) -> bool:

@@ -35,6 +35,9 @@ class ReferenceExecutor:
     every op on its own into fresh arrays (tests compare both)."""
 
     fuse = True
+    # NOTE: an observer (runtime/error_bounds.ErrorBounds) sees every op as it runs; it needs
+    # fuse = False, since chunked chains do not run op by op
+    observer = None
     chunk_bytes = 1 << 20         # one chunk of the widest result (1024x4096 softmax: 64 rows)
     chunk_min_bytes = 1 << 20     # smaller chains stay in cache op by op anyway
 
@@ -149,7 +152,11 @@ class ReferenceExecutor:
                 arr = arr.astype(compute_dtype(v.dtype))
             arrays.append(arr)
         if opdef.writes:
-            opdef.compute(self._destination(op.outputs[0], op), arrays, attrs)
+            dest = self._destination(op.outputs[0], op)
+            seen = self.observer and self.observer.before_write(self, op, dest, arrays, attrs)
+            opdef.compute(dest, arrays, attrs)
+            if self.observer:
+                self.observer.after_write(self, op, dest, arrays, attrs, seen)
             self.written.add(op.outputs[0].storage.id)
             return
         if op.opcode == "RESHAPE" and op.attrs.get("inplace"):
@@ -163,6 +170,8 @@ class ReferenceExecutor:
         results = result if isinstance(result, tuple) else (result,)
         for v, r in zip(op.outputs, results):
             self._store(op, v, r, arrays)
+        if self.observer:
+            self.observer.after_value(self, op, arrays, attrs)
 
     def _out_buffer(self, opdef: Any, op: Operation, arrays: list,
                     valid: tuple[int, ...]) -> np.ndarray | None:

@@ -1,0 +1,475 @@
+"""The error-bound rule of every op: how the intervals of its inputs' values become the
+interval of its result (see runtime/error_bounds.py for the model they serve).
+
+Takes one op as the reference ran it (`OpCall`: inputs, their bounds, attributes, stored
+results) → the bound of each result, as float64 arrays of the results' shapes. Every rule
+keeps the invariant that the other execution's result lies within its bound of the
+reference's; `RULES` maps each value-making opcode to its rule, `write_rule` the writes.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+
+from pypto.dtypes import DataType
+from pypto.ir.operation import Operation
+from pypto.ops.core import REGISTRY, crop_inputs
+from pypto.ops.elementwise import POINTWISE
+from pypto.ops.shape import write_region
+from pypto.passes.expand_matmul import split_k_chunks
+from pypto.runtime import rounding
+
+INF = np.inf
+
+
+class OpCall:
+    """One op as the reference ran it: its inputs as the compute function got them (`xs`),
+    their bounds (`es`, float64, same shapes), its attributes and its stored results."""
+
+    def __init__(self, op: Operation, xs: list, es: list, at: dict, refs: list):
+        self.op = op
+        self.compute = REGISTRY[op.opcode].compute
+        self.xs, self.es, self.at, self.refs = xs, es, at, refs
+
+    def run(self, xs: list, **overrides: Any) -> Any:
+        """The op's own compute function on other arrays (and attributes)."""
+        at = dict(self.at, **overrides) if overrides else self.at
+        with np.errstate(all="ignore"):
+            return self.compute(xs, at)
+
+    def erroneous(self, i: int) -> bool:
+        return bool(np.any(self.es[i] != 0))
+
+    @property
+    def dtype(self) -> DataType:
+        return self.op.outputs[0].dtype
+
+
+# --------------------------------------------------------------------------------------------
+# The interval of a result → its bound
+
+def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType) -> np.ndarray:
+    """The bound of a result whose other execution lies in [lo, hi] before rounding to
+    `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined."""
+    ref = np.asarray(ref, np.float64)
+    with np.errstate(all="ignore"):
+        e = np.maximum(np.abs(rounding.stored(hi, dtype) - ref),
+                       np.abs(rounding.stored(lo, dtype) - ref))
+        # a NaN end (an interval reaching outside the op's domain) or an infinite one: no bound
+        # unless both ends and the reference are the same infinity
+        wild = ~np.isfinite(e) & ~((lo == hi) & (lo == ref))
+    return np.where(wild, INF, np.where(np.isnan(e), 0.0, e))
+
+
+def widen(lo: np.ndarray, hi: np.ndarray, slack: np.ndarray | float) -> tuple:
+    return lo - slack, hi + slack
+
+
+def hull(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise min and max over several evaluations; NaN anywhere gives NaN ends."""
+    stack = np.stack([np.asarray(v, np.float64) for v in np.broadcast_arrays(*values)])
+    with np.errstate(invalid="ignore"):
+        return stack.min(axis=0), stack.max(axis=0)
+
+
+def _f64(x: Any) -> Any:
+    return np.asarray(x, np.float64) if isinstance(x, np.ndarray) else x
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+
+def move(call: OpCall, index_inputs: tuple[int, ...] = (), **zero_attrs: Any) -> list:
+    """Data moves or is selected without arithmetic: the bounds move with it (index inputs
+    stay the real indices; fill values carry no error). An index with an error: unbounded."""
+    if any(call.erroneous(i) for i in index_inputs):
+        return [np.full(r.shape, INF) for r in call.refs]
+    es = [call.xs[i] if i in index_inputs else call.es[i] for i in range(len(call.xs))]
+    out = call.run(es, **zero_attrs)
+    return [np.asarray(o, np.float64) for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def bits(call: OpCall) -> list:
+    """The bytes are reinterpreted: exact when the input is, unbounded otherwise."""
+    wild = any(call.erroneous(i) for i in range(len(call.xs)))
+    return [np.full(r.shape, INF if wild else 0.0) for r in call.refs]
+
+
+def exact(call: OpCall) -> list:
+    """Values made from attributes alone (full, arange)."""
+    return [np.zeros(r.shape) for r in call.refs]
+
+
+# Inputs where an interval reaching zero leaves no bound: divisors, the arguments of log,
+# rsqrt and reciprocal, powers' bases, and the operands of zero tests.
+_ZERO_SENSITIVE = {
+    "DIV": (1,), "FMOD": (1,), "REMAINDER": (1,), "FLOOR_DIV": (1,), "CEIL_DIV": (1,),
+    "RECIPROCAL": (0,), "RSQRT": (0,), "LOG": (0,), "LOG2": (0,), "LOG10": (0,),
+    "POW": (0,), "ATAN2": (0, 1), "LOGICAL_AND": (0, 1), "LOGICAL_OR": (0, 1),
+    "LOGICAL_NOT": (0,), "LOGICAL_ANDS": (0,), "LOGICAL_ORS": (0,), "POWS": (0,),
+}
+_SCALAR_DIVISIONS = {"DIVS", "FMODS", "REMAINDERS", "FLOOR_DIVS", "CEIL_DIVS"}
+
+# Pointwise ops whose result is not correctly rounded (or whose implementation depends on the
+# CPU path): they get LIBRARY_ULPS of slack even on exact inputs.
+LIBRARY = frozenset({
+    "EXP", "EXP2", "EXPM1", "LOG", "LOG1P", "LOG2", "LOG10", "SIGMOID", "TANH", "ERF", "ERFC",
+    "SIN", "COS", "TAN", "SINH", "COSH", "ASIN", "ACOS", "ATAN", "ASINH", "ACOSH", "ATANH",
+    "CBRT", "POW", "POWS", "HYPOT", "HYPOTS", "ATAN2", "ATAN2S"})
+
+
+def _zero_crossing(call: OpCall, shape: tuple) -> np.ndarray:
+    """Elements whose zero-sensitive input interval contains zero (with a nonzero radius)."""
+    code = call.op.opcode
+    picks = _ZERO_SENSITIVE.get(code, ())
+    if code in _SCALAR_DIVISIONS and call.at.get("reverse"):
+        picks = (0,)
+    hit = np.zeros(shape, bool)
+    for i in picks:
+        if i >= len(call.xs) or not call.erroneous(i):
+            continue
+        x, e = _f64(call.xs[i]), call.es[i]
+        inside = (e > 0) & (np.abs(x) <= e)
+        hit |= _to_shape(inside, call.at, shape)
+    return hit
+
+
+def _to_shape(a: np.ndarray, at: dict, shape: tuple) -> np.ndarray:
+    """An input-shaped mask cut and broadcast to the output's valid shape (as crop=True)."""
+    a = crop_inputs([a], at.get("_out_valid", shape))[0] if a.ndim else a
+    return np.broadcast_to(a, shape) if a.ndim <= len(shape) else a.reshape(shape)
+
+
+def pointwise(call: OpCall) -> list:
+    """f over the corners of the inputs' error box, with the center; then rounding."""
+    ref = call.refs[0]
+    wrong = [i for i in range(len(call.xs)) if call.erroneous(i)]
+    library = call.op.opcode in LIBRARY
+    if not wrong and not library:
+        return [np.zeros(ref.shape)]
+    xs = [_f64(x) for x in call.xs]
+    values = [call.run(xs)]
+    for signs in itertools.product((-1.0, 1.0), repeat=len(wrong)):
+        corner = list(xs)
+        for i, s in zip(wrong, signs):
+            corner[i] = xs[i] + s * call.es[i]
+        values.append(call.run(corner))
+    lo, hi = hull([np.reshape(v, ref.shape) if np.size(v) == ref.size else v
+                   for v in values])
+    if library:
+        slack = rounding.LIBRARY_ULPS * rounding.ulp(np.maximum(np.abs(lo), np.abs(hi)),
+                                                     _compute_precision(call))
+        lo, hi = widen(lo, hi, slack)
+    e = settle(ref, lo, hi, call.dtype)
+    e = np.where(_zero_crossing(call, ref.shape), INF, e)
+    if not library:
+        # inputs that are exact element by element give this op's exact (bitwise) result
+        spread = _spread(call, ref.shape)
+        e = np.where(spread > 0, e, 0.0)
+    return [e]
+
+
+def _compute_precision(call: OpCall) -> DataType:
+    """FP64 when any operand or the result is FP64, else FP32 (see rounding.compute_precision)."""
+    dtypes = [v.dtype for v in call.op.inputs] + [call.dtype]
+    return DataType.DT_DOUBLE if DataType.DT_DOUBLE in dtypes else DataType.DT_FP32
+
+
+def _spread(call: OpCall, shape: tuple) -> np.ndarray:
+    """Per output element: the sum of its inputs' bounds (zero iff they are all exact)."""
+    total = np.zeros(shape)
+    for e in crop_inputs(call.es, call.at.get("_out_valid", shape)):
+        total = total + (np.broadcast_to(e, shape) if e.ndim <= len(shape) else e.reshape(shape))
+    return total
+
+
+def compare_equal(call: OpCall) -> list:
+    """eq / ne: the answer may flip where the operands' intervals touch."""
+    ref = call.refs[0]
+    if not any(call.erroneous(i) for i in range(len(call.xs))):
+        return [np.zeros(ref.shape)]
+    scalar = call.op.opcode.endswith("S")
+    sub = REGISTRY["SUBS" if scalar else "SUB"].compute
+    with np.errstate(all="ignore"):
+        gap = np.abs(np.asarray(sub([_f64(x) for x in call.xs], call.at), np.float64))
+    reach = _spread(call, ref.shape)
+    return [np.where((reach > 0) & (gap.reshape(ref.shape) <= reach), 1.0, 0.0)]
+
+
+def where(call: OpCall) -> list:
+    """Selection: the chosen operand's bound; where the condition may flip, either operand."""
+    ref = call.refs[0]
+    cond = np.asarray(call.xs[0], bool)
+    zero = {k: (0.0 if call.at.get(k) is not None else None) for k in ("a", "b")}
+    es = [np.zeros(cond.shape)] + list(call.es[1:])
+    chosen = np.asarray(call.run([cond] + es[1:], **zero), np.float64)
+    if not call.erroneous(0):
+        return [chosen.reshape(ref.shape)]
+    picks = []
+    for side in (True, False):
+        forced = np.full(cond.shape, side)
+        value = np.asarray(call.run([forced] + [_f64(x) for x in call.xs[1:]]), np.float64)
+        bound = np.asarray(call.run([forced] + es[1:], **zero), np.float64)
+        picks.append(np.abs(value - ref) + bound)
+    flip = _to_shape(call.es[0] > 0, call.at, ref.shape)
+    return [np.where(flip, np.maximum(*picks), chosen)]
+
+
+def summation(call: OpCall) -> list:
+    """sum, mean, cumsum: monotone in every input, so the corners x - E and x + E bound the
+    exact result; the other execution adds in another order (gamma_n * sum|x|)."""
+    ref = call.refs[0]
+    if np.asarray(call.xs[0]).dtype.kind in "iub":   # integer sums are exact in any order
+        return [np.asarray(call.run([call.es[0]]), np.float64).reshape(ref.shape)]
+    x, e = _f64(call.xs[0]), call.es[0]
+    lo, hi = call.run([x - e]), call.run([x + e])
+    code = call.op.opcode
+    terms = x.shape[call.at["dim"]] if code == "CUMSUM" else max(1, x.size // max(ref.size, 1))
+    precision = rounding.compute_precision(call.op.inputs[0].dtype)
+    slack = rounding.gamma(terms, precision) * np.asarray(call.run([np.abs(x) + e]))
+    lo, hi = widen(np.asarray(lo), np.asarray(hi), slack)
+    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+
+
+def extreme(call: OpCall) -> list:
+    """max / min: monotone, exact, order-free: the corners are the whole story."""
+    ref = call.refs[0]
+    x, e = _f64(call.xs[0]), call.es[0]
+    lo, hi = call.run([x - e]), call.run([x + e])
+    return [settle(ref, np.reshape(lo, ref.shape), np.reshape(hi, ref.shape), call.dtype)]
+
+
+def product(call: OpCall) -> list:
+    """prod, cumprod: |prod(|x| + E) - prod|x|| plus the rounding of n factors, around the
+    reference's own product."""
+    ref = call.refs[0]
+    x, e = _f64(call.xs[0]), call.es[0]
+    mag, grown = np.abs(call.run([np.abs(x)])), np.abs(call.run([np.abs(x) + e]))
+    terms = x.shape[call.at["dim"]] if "dim" in call.at else max(1, x.size // max(ref.size, 1))
+    precision = rounding.compute_precision(call.op.inputs[0].dtype)
+    radius = (grown - mag) + 2 * rounding.gamma(terms, precision) * grown
+    center = np.asarray(call.run([x]), np.float64)
+    lo, hi = widen(center, center, radius)
+    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+
+
+def variance(call: OpCall) -> list:
+    """var: sum((x - mean)^2) / (n - ddof) grows by at most its value at |x - mean| + E + Ē;
+    plus the rounding of the mean, the squares and the sum."""
+    ref = call.refs[0]
+    x, e = _f64(call.xs[0]), call.es[0]
+    dims = call.at["dims"]
+    n = max(1, x.size // max(ref.size, 1))
+    mean = np.mean(x, axis=dims, keepdims=True)
+    dev = np.abs(x - mean)
+    denom = max(n - call.at["correction"], 1)
+    grown = np.sum((dev + e + np.mean(e, axis=dims, keepdims=True)) ** 2, axis=dims) / denom
+    exact_var = np.sum(dev ** 2, axis=dims) / denom
+    precision = rounding.compute_precision(call.op.inputs[0].dtype)
+    g = rounding.gamma(n + 3, precision)
+    mean_err = g * np.mean(np.abs(x), axis=dims, keepdims=True)
+    radius = (grown - exact_var) + 2 * g * exact_var + \
+        4 * np.sum(dev * mean_err, axis=dims) / denom
+    center = np.asarray(call.run([x]), np.float64).reshape(radius.shape)
+    lo, hi = widen(center, center, radius)
+    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+
+
+def rows_ambiguous(x: np.ndarray, e: np.ndarray, axis: int) -> np.ndarray:
+    """Per row along `axis`: do two values' intervals overlap (one of them inexact)? Sorted by
+    value, an overlap anywhere implies one between neighbours."""
+    order = np.argsort(x, axis=axis, kind="stable")
+    xs, es = np.take_along_axis(x, order, axis), np.take_along_axis(e, order, axis)
+    a, b = [np.take(v, np.arange(v.shape[axis] - 1), axis) for v in (xs, es)]
+    c, d = [np.take(v, np.arange(1, v.shape[axis]), axis) for v in (xs, es)]
+    touch = (a + b >= c - d) & ((b > 0) | (d > 0))
+    touch |= np.isnan(a) | np.isnan(c)
+    return np.any(touch, axis=axis, keepdims=True)
+
+
+def ordering(call: OpCall) -> list:
+    """argmax/argmin/argsort/topk: indices exact unless the row's intervals overlap; topk's
+    values are order statistics (monotone: the corners bound them)."""
+    x, e = _f64(call.xs[0]), call.es[0]
+    code = call.op.opcode
+    axis = call.at["dims"][0] if "dims" in call.at else call.at.get("dim", x.ndim - 1)
+    if code == "TOPK":
+        axis = x.ndim - 1
+    wild = rows_ambiguous(x, e, axis) if call.erroneous(0) else None
+    out = []
+    for k, ref in enumerate(call.refs):
+        if wild is None:
+            out.append(np.zeros(ref.shape))
+        elif code == "TOPK" and k == 0:
+            lo, hi = call.run([x - e])[0], call.run([x + e])[0]
+            out.append(settle(ref, np.minimum(lo, hi), np.maximum(lo, hi), call.dtype))
+        else:
+            mask = wild.reshape(ref.shape) if wild.size == ref.size else \
+                np.broadcast_to(wild, ref.shape)
+            out.append(np.where(mask, INF, 0.0))
+    return out
+
+
+def matmul(call: OpCall) -> list:
+    """|A| E_B + E_A |B| + E_A E_B + 2 gamma_K |A||B| around the reference's own product; split-K
+    partials and their adds rounded in the output's dtype; bias, scale and relu after."""
+    ref = call.refs[0]
+    a, b = _f64(call.xs[0]), _f64(call.xs[1])
+    ea, eb = call.es[0], call.es[1]
+    plain = {"bias": False, "scale": None, "relu": False} if "bias" in call.at else {}
+    product = lambda p, q: np.asarray(call.run([p, q] + call.xs[2:], **plain), np.float64)
+    mags = product(np.abs(a), np.abs(b))
+    terms = product(np.ones_like(a), np.ones_like(b))
+    radius = product(np.abs(a), eb) + product(ea, np.abs(b)) + product(ea, eb)
+    radius = radius * (1 + 2.0 ** -20)          # the bounds themselves were summed in FP32
+    radius = radius + 2 * rounding.gamma(terms, DataType.DT_FP32) * mags
+    chunks = split_k_chunks(call.op, int(np.max(terms, initial=0)))
+    if chunks > 1:
+        radius = radius + 2 * chunks * rounding.unit_roundoff(call.dtype) * mags
+    if call.at.get("bias"):
+        radius = radius + call.es[2] + 4 * rounding.unit_roundoff(DataType.DT_FP32) * (
+            mags + np.abs(_f64(call.xs[2])))
+    if call.at.get("scale") is not None:
+        radius = radius * abs(float(call.at["scale"]))
+    center = np.asarray(call.run(call.xs), np.float64)
+    lo, hi = widen(center, center, radius)
+    if call.at.get("relu"):
+        lo = np.maximum(lo, 0.0)
+    if np.issubdtype(np.asarray(call.xs[0]).dtype, np.integer) and \
+            not (call.erroneous(0) or call.erroneous(1)):
+        return [np.zeros(ref.shape)]
+    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+
+
+def accumulate(call: OpCall, dst: np.ndarray | None, e_dst: np.ndarray | None,
+               index_inputs: tuple[int, ...]) -> np.ndarray:
+    """Index adds and scatters with a reduction (value and in-place forms): the bounds add up
+    at each target, and repeated targets may be added in another order (gamma over the number
+    of terms that land there). `dst`/`e_dst`: the in-place form's destination before the op."""
+    ref = call.refs[0]
+    if any(call.erroneous(i) for i in index_inputs):
+        return np.full(ref.shape, INF)
+    at = call.at
+    as_sum = {"reduce": "add"} if "reduce" in at else {}
+    if "accumulate" in at:
+        as_sum = {"accumulate": True}
+
+    def with_alpha(value: float) -> dict:
+        return {"alpha": value} if "alpha" in at else {}
+
+    def with_scalar(value: float) -> dict:
+        return {"scalar": value} if "scalar" in at else {}
+
+    def run(base: np.ndarray | None, values: list, **attrs: Any) -> np.ndarray:
+        arrays = [call.xs[i] if i in index_inputs else values[i] for i in range(len(call.xs))]
+        if base is None:
+            return np.asarray(call.run(arrays, **attrs), np.float64).reshape(ref.shape)
+        target = np.array(base, np.float64)
+        with np.errstate(all="ignore"):
+            call.compute(target, arrays, dict(at, **attrs))
+        return target.reshape(ref.shape)
+
+    in_place = dst is not None
+    ones = [np.ones(np.shape(x)) for x in call.xs]
+    # terms landing on each target, the destination's own value included
+    terms = run(np.zeros(np.shape(dst)) if in_place else None, ones, **as_sum,
+                **with_alpha(1), **with_scalar(1.0)) + (1 if in_place else 0)
+    magnitude = run(np.abs(_f64(dst)) if in_place else None,
+                    [np.abs(_f64(x)) for x in call.xs], **as_sum,
+                    **with_alpha(abs(at.get("alpha", 1))),
+                    **with_scalar(abs(float(at.get("scalar", 0)))))
+    propagated = run(e_dst if in_place else None, call.es, **as_sum,
+                     **with_alpha(abs(at.get("alpha", 1))), **with_scalar(0.0))
+    center = run(_f64(dst) if in_place else None, [_f64(x) for x in call.xs])
+    precision = rounding.compute_precision(call.dtype)
+    radius = propagated + rounding.gamma(np.maximum(terms - 1, 0), precision) * magnitude
+    e = settle(ref, center - radius, center + radius, call.dtype)
+    if at.get("reduce") == "multiply":
+        # a product's bound is not a sum's: exact inputs only
+        e = np.where(propagated > 0, INF, np.where(terms > 2, INF, 0.0))
+    # one rounded add of exact values is the same in every execution
+    return np.where((propagated == 0) & (terms <= 2), 0.0, e)
+
+
+# The rule of every opcode that is not pointwise. Moves name their index inputs and the
+# attributes that become zero when the rule replays them on bounds.
+RULES: dict[str, Callable[[OpCall], list]] = {
+    **{code: pointwise for code in POINTWISE},
+    **{code: pointwise for code in ("CAST", "ROUND", "LRELU", "PRELU", "CLIP", "QUANTIZE",
+                                    "DEQUANTIZE", "CEIL_DIV", "CEIL_DIVS")},
+    "EQ": compare_equal, "NE": compare_equal, "EQS": compare_equal, "NES": compare_equal,
+    "WHERE": where,
+    "REDUCE_SUM": summation, "REDUCE_MEAN": summation, "CUMSUM": summation,
+    "REDUCE_MAX": extreme, "REDUCE_MIN": extreme,
+    "REDUCE_PROD": product, "CUMPROD": product, "REDUCE_VAR": variance,
+    "ARGMAX": ordering, "ARGMIN": ordering, "ARGSORT": ordering, "TOPK": ordering,
+    "MATMUL": matmul, "TRANSPOSED_BMM": matmul,
+    "VIEW": move, "RESHAPE": move, "TRANSPOSE": move, "CONCAT": move, "EXPAND": move,
+    "COPY": move, "TRIL": move, "TRIU": move, "GATHERMASK": move, "INTERLEAVE": move,
+    "DEINTERLEAVE": move,
+    "FILLPAD": lambda c: move(c, value=0.0), "PAD": lambda c: move(c, value=0.0),
+    "GATHER": lambda c: move(c, (1,)), "INDEX_SELECT": lambda c: move(c, (1,)),
+    "SCATTER_UPDATE": lambda c: move(c, (1,)),
+    "ONE_HOT": lambda c: bits(c),
+    "BITCAST": bits, "PACK": bits, "UNPACK": bits,
+    "FULL": exact, "ARANGE": exact,
+    "SCATTER": lambda c: [accumulate(c, None, None, (1,))] if c.at["reduce"] else
+    move(c, (1,), **({"scalar": 0.0} if "scalar" in c.at else {})),
+    "INDEX_ADD": lambda c: [accumulate(c, None, None, (1,))],
+}
+
+
+def write_index_inputs(call: OpCall) -> tuple[int, ...]:
+    code = call.op.opcode
+    if code in ("SCATTER_", "INDEX_ADD_"):
+        return (0,)
+    if code == "INDEX_PUT_":
+        return tuple(range(call.at["k"]))
+    return ()
+
+
+def _atomic_region(dest: np.ndarray, xs: list, at: dict) -> tuple:
+    return write_region("atomic_add adds into", xs[0], dest, at)
+
+
+def _axpy_region(dest: np.ndarray, xs: list, at: dict) -> tuple:
+    return tuple(slice(0, max(0, min(int(n), s))) for n, s in zip(at["valid"], dest.shape))
+
+
+# Writes that add into a region of their destination: how to find that region.
+ADDS_INTO = {"ATOMIC_ADD": _atomic_region, "AXPY_": _axpy_region}
+
+
+def accumulates(code: str, at: dict) -> bool:
+    """Index writes that add (or multiply) into their destination."""
+    return code == "INDEX_ADD_" or (code == "SCATTER_" and bool(at.get("reduce"))) or \
+        (code == "INDEX_PUT_" and bool(at.get("accumulate")))
+
+
+def add_into(call: OpCall, old: np.ndarray, e_old: np.ndarray) -> np.ndarray:
+    """atomic_add / axpy_ on the region they touch: R(dst + alpha * src) around the
+    reference's own sum. Atomic adds may land in another order, so each one carries the
+    rounding of its sum in the destination's dtype (summed over the adds: gamma_n of the terms,
+    as for a sum)."""
+    atomic = call.op.opcode == "ATOMIC_ADD"
+    here = dict(call.at, offsets=(0,) * old.ndim) if atomic else call.at
+    absolute = here if atomic else dict(here, alpha=abs(float(call.at["alpha"])))
+
+    def run(base: np.ndarray, src: np.ndarray, at: dict) -> np.ndarray:
+        target = np.array(base, np.float64)
+        with np.errstate(all="ignore"):
+            call.compute(target, [src], at)
+        return target
+
+    x = _f64(call.xs[0])
+    center = run(old, x, here)
+    # NOTE: the compute functions add in FP32; (1 + 2^-20) covers that rounding of the bounds
+    radius = run(e_old, call.es[0], absolute) * (1 + 2.0 ** -20)
+    if atomic:
+        magnitude = run(np.abs(_f64(old)), np.abs(x), absolute)
+        radius = radius + 2 * rounding.unit_roundoff(call.dtype) * magnitude
+    e = settle(call.refs[0], center - radius, center + radius, call.dtype)
+    touched = run(np.zeros(old.shape), np.ones(np.shape(x)), absolute) != 0
+    return np.where(touched & (radius > 0), e, e_old)
