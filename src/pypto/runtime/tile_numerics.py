@@ -30,6 +30,10 @@ class TileNumerics(ReferenceExecutor):
     """The numerics of tile ops, with their buffers: a pool of zeroed local buffers and the
     plan's spare result buffers."""
 
+    # a planted fault (pypto.testing.faults): sees every tile result and may spoil one, so the
+    # tests can prove the executors' cross-check catches that kind of bug
+    fault = None
+
     def __init__(self, plan: ExecutionPlan, bindings: dict[str, int],
                  arg_arrays: dict[int, np.ndarray]):
         super().__init__(plan, bindings, arg_arrays)
@@ -193,6 +197,9 @@ class TileNumerics(ReferenceExecutor):
         if result.dtype != run.target:
             with np.errstate(all="ignore"):
                 result = result.astype(run.target)
+        if self.fault is not None:
+            result = self.fault.apply(op, arrays, attrs, result, offs,
+                                      self.shape(out.value.shape), run.compute)
         window = self._boxes.get((offs, out_valid)) or self._box(offs, out_valid)
         if whole and result.flags.owndata and result.flags.c_contiguous \
                 and not any(np.may_share_memory(result, a) for a in arrays):

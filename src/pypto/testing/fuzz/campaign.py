@@ -32,6 +32,7 @@ class Summary:
     by_family: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
     slowest: list = field(default_factory=list)  # [name, family, seconds] of the 10 slowest
+    planted: dict = field(default_factory=dict)  # fault kind -> outcome -> cases (--plant)
 
     @property
     def kernels_per_s(self) -> float:
@@ -42,7 +43,7 @@ class Summary:
                 "seconds": round(self.seconds, 2),
                 "kernels_per_s": round(self.kernels_per_s, 2), "outcomes": self.outcomes,
                 "by_family": self.by_family, "failures": self.failures,
-                "slowest": self.slowest}
+                "slowest": self.slowest, **({"planted": self.planted} if self.planted else {})}
 
 
 def save(case: Case, result: Result, out_dir: str) -> str:
@@ -60,17 +61,21 @@ def save(case: Case, result: Result, out_dir: str) -> str:
 
 def run_batch(seed: int, count: int, *, jobs: int = 1, timeout: float = 10.0,
               families=None, out_dir: str | None = None, minimize_failures: bool = True,
-              minimize_seconds: float = 120.0, on_result=None) -> Summary:
+              minimize_seconds: float = 120.0, on_result=None, plant: bool = False) -> Summary:
     """Run `count` generated kernels; failing ones are saved under `out_dir` (when given),
     the first MINIMIZE_PER_CLASS of each `failure_class` minimized first. `on_result(case,
-    result)` is called as each case finishes."""
+    result)` is called as each case finishes. With `plant`, each kernel gets each planted
+    fault instead (fuzz/plant.py), counted in `Summary.planted`."""
     summary = Summary(seed, count, jobs)
     cases = [generate(seed, i, families) for i in range(count)]
     started = time.perf_counter()
     failed: list[tuple[Case, Result]] = []
-    with Pool(jobs, timeout) as pool:
+    with Pool(jobs, timeout, plant) as pool:
         for case, res in pool.run(cases):
             summary.outcomes[res.outcome] += 1
+            for kind, outcome in (res.modes.items() if plant else ()):
+                counts = summary.planted.setdefault(kind, {})
+                counts[outcome] = counts.get(outcome, 0) + 1
             fam = summary.by_family.setdefault(case.family, collections.Counter())
             fam[res.outcome] += 1
             if res.outcome in FAILURES:

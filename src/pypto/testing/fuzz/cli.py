@@ -24,6 +24,9 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--out", metavar="DIR", help="save minimized failing cases here")
     p.add_argument("--json", metavar="FILE", help="write the summary as JSON ('-': stdout)")
     p.add_argument("--families", help=f"comma-separated subset of: {', '.join(FAMILIES)}")
+    p.add_argument("--plant", action="store_true",
+                   help="plant each fault kind of pypto.testing.faults in every kernel instead "
+                        "(a wrong tile result the cross-check must flag); a missed one fails")
     p.add_argument("--no-minimize", action="store_true",
                    help="save failing cases as generated")
     p.add_argument("--minimize-seconds", type=float, default=120.0,
@@ -59,7 +62,8 @@ def main(argv=None) -> int:
     summary = run_batch(args.seed, args.count, jobs=args.jobs, timeout=args.timeout,
                         families=args.families, out_dir=args.out,
                         minimize_failures=not args.no_minimize,
-                        minimize_seconds=args.minimize_seconds, on_result=report)
+                        minimize_seconds=args.minimize_seconds, on_result=report,
+                        plant=args.plant)
     data = summary.to_json()
     if args.json == "-":
         print(json.dumps(data, indent=2))
@@ -72,6 +76,9 @@ def main(argv=None) -> int:
               f"{summary.seed}")
         for k, v in summary.outcomes.items():
             print(f"  {k:15s} {v}")
+        for kind, counts in summary.planted.items():
+            print(f"  planted {kind:13s} " + ", ".join(f"{o} {n}" for o, n in
+                                                        sorted(counts.items())))
         for f in summary.failures:
             print(f"  {f['name']} {f['outcome']}: {f.get('saved', '')}")
     return 1 if any(summary.outcomes[k] for k in FAILURES) else 0

@@ -101,6 +101,21 @@ def _run_mode(mod, mode: str) -> Result:
     return Result("ok")
 
 
+def _planted(mod) -> Result:
+    from pypto.testing.fuzz.plant import plant
+    started = time.perf_counter()
+    try:
+        found = plant(mod)
+    except Exception as exc:  # a fault the executors could not even run through
+        return Result("internal_error", type(exc).__name__, f"planting: {exc}"[:400],
+                      _culprit(exc), seconds=time.perf_counter() - started)
+    missed = [f"{kind}: {what}" for kind, (outcome, what) in found.items()
+              if outcome == "missed"]
+    return Result("mismatch" if missed else "ok", "planted fault missed" if missed else "",
+                  "; ".join(missed)[:600], seconds=time.perf_counter() - started,
+                  modes={kind: outcome for kind, (outcome, _) in found.items()})
+
+
 def combine(results: dict[str, Result]) -> Result:
     """One result for a case from its per-mode results: the worst outcome; a mismatch's error
     names the modes that mismatched."""
@@ -112,8 +127,10 @@ def combine(results: dict[str, Result]) -> Result:
     return out
 
 
-def execute(source: str, path: str) -> Result:
-    """Run one case script (in the calling process)."""
+def execute(source: str, path: str, plant: bool = False) -> Result:
+    """Run one case script (in the calling process); with `plant`, plant each fault kind in
+    it instead (fuzz/plant.py): "mismatch" when the cross-check missed a wrong result, the
+    outcome of each kind in `modes`."""
     started = time.perf_counter()
     with open(path, "w") as f:
         f.write(source)
@@ -131,6 +148,8 @@ def execute(source: str, path: str) -> Result:
                 res = Result("internal_error", type(exc).__name__,
                              f"the case script failed to load: {exc}", _culprit(exc))
                 return res
+            if plant:
+                return _planted(mod)
             results = {mode: _run_mode(mod, mode) for mode in MODES}
     finally:
         os.environ.pop("OPENPTO_CHECK_EXECUTORS", None)
@@ -154,8 +173,8 @@ def _serve(conn, workdir: str) -> None:
             return
         if msg is None:
             return
-        key, source, fname = msg
-        res = execute(source, os.path.join(workdir, fname))
+        key, source, fname, plant = msg
+        res = execute(source, os.path.join(workdir, fname), plant)
         conn.send((key, res.to_json()))
 
 
@@ -170,11 +189,11 @@ class _Worker:
         self.cpu0: float | None = None
         self.done = 0
 
-    def submit(self, key, source: str, fname: str) -> None:
+    def submit(self, key, source: str, fname: str, plant: bool = False) -> None:
         self.task = key
         self.started = time.perf_counter()
         self.cpu0 = _cpu_seconds(self.proc.pid)
-        self.conn.send((key, source, fname))
+        self.conn.send((key, source, fname, plant))
 
     def overrun(self, now: float, timeout: float) -> str | None:
         """Why the running case is over its limit, or None."""
@@ -205,8 +224,8 @@ class Pool:
     """`jobs` worker processes that run case scripts with a per-case timeout; a case that
     overruns is killed (outcome "slow"), a worker that dies gives "crash"."""
 
-    def __init__(self, jobs: int = 1, timeout: float = 10.0):
-        self.jobs, self.timeout = max(1, jobs), timeout
+    def __init__(self, jobs: int = 1, timeout: float = 10.0, plant: bool = False):
+        self.jobs, self.timeout, self.plant = max(1, jobs), timeout, plant
         self.ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         self.tmp = tempfile.TemporaryDirectory(prefix="pypto_fuzz_")
         self.workers: list[_Worker] = []
@@ -239,7 +258,7 @@ class Pool:
                         w.stop()
                         w = self.workers[i] = self._spawn()
                     case = pending.pop()
-                    w.submit(id(case), script(case), f"{case.name}.py")
+                    w.submit(id(case), script(case), f"{case.name}.py", self.plant)
                     running[id(case)] = case
             busy = [w for w in self.workers if w.task is not None]
             ready = wait([w.conn for w in busy], timeout=POLL)
