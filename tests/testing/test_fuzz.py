@@ -6,6 +6,9 @@ import json
 import subprocess
 import sys
 
+import os
+import tempfile
+
 import pytest
 import torch
 
@@ -53,13 +56,15 @@ def test_generator_covers_every_family_and_restricts():
 
 def test_generated_kernels_use_the_public_api():
     """Kernels are plain user code: jit, Tensor annotations, tile shapes, loops, views."""
-    text = "\n".join(script(generate(0, i)) for i in range(400))
+    text = "\n".join(script(generate(0, i)) for i in range(800))
     for needle in ("@pypto.frontend.jit", "pypto.Tensor([pypto.DYNAMIC", "pypto.DT_BF16",
                    "pypto.set_vec_tile_shapes(", "pypto.set_cube_tile_shapes(",
                    "enable_split_k=True", "a_trans=True", "pypto.loop(", "pypto.loop_unroll(",
                    "valid_shape=", "if pypto.is_loop_begin(i)", "inplace=True",
                    "pypto.concat(", "pypto.transpose(", "pypto.assemble(", "pypto.cast(",
-                   "keepdim=True", "pypto.floor_div("):
+                   "keepdim=True", "pypto.floor_div(", "pypto.scatter_(", "pypto.index_add(",
+                   "pypto.scatter_update(", "def kernel2(", "'stitch_function_max_num':",
+                   "out0[i - 1:i, :]"):
         assert needle in text, needle
 
 
@@ -132,7 +137,7 @@ def test_runner_classifies_every_outcome():
     with Pool(jobs=2, timeout=4.0) as pool:
         got = {c.index: r for c, r in pool.run([ok, wrong, boom, invalid, slow, crash])}
     assert got[0].outcome == "ok" and got[0].modes == dict.fromkeys(
-        ("tile", "reference", "checked"), "ok")
+        ("tile", "reference", "checked", "timeline"), "ok")
     assert got[1].signature == ("mismatch", "tile+reference+checked")
     assert "out0: 128 of 128 elements differ" in got[1].detail
     assert got[2].signature == ("internal_error", "NameError")
@@ -209,3 +214,18 @@ def test_minimizer_keeps_one_call_and_halves_dynamic_sizes():
 
     small = minimize(case, holds)
     assert small.calls == [{"x0": [5, 16], "out0": [5, 16]}]
+
+
+def test_a_timeline_that_depends_on_the_way_it_was_run_is_a_mismatch(monkeypatch):
+    """The timeline property: a timing-only run or a what-if whose timeline differs from the
+    exact run's (here every digest differs) is reported as a mismatch naming it."""
+    from itertools import count
+
+    from pypto.machine.result import SimResult
+    from pypto.testing.fuzz.runner import execute
+    ticks = count()
+    monkeypatch.setattr(SimResult, "digest", lambda self: str(next(ticks)))
+    case = generate(0, next(i for i in range(50) if generate(0, i).family == "elementwise"))
+    res = execute(script(case), os.path.join(tempfile.mkdtemp(), "case.py"))
+    assert res.outcome == "mismatch" and res.error == "timeline"
+    assert "what-if" in res.detail and "timing-only" in res.detail

@@ -93,6 +93,26 @@ class SimResult:
     def us(self, cycles: float) -> float:
         return cycles / self.clock_mhz
 
+    def digest(self) -> str:
+        """A hash of the whole timeline: every task's core and times, every AICPU event, the
+        flows and the stats. Equal digests, equal runs (values compared, not types)."""
+        import hashlib
+
+        def norm(v: Any) -> Any:
+            return float(v) if isinstance(v, (int, float)) or hasattr(v, "dtype") else v
+
+        h = hashlib.sha256()
+        for r in self.tasks:
+            h.update(repr(tuple(norm(v) for v in (r.task.id, r.core_index, r.start, r.end,
+                                                    r.l2_hit_bytes, r.hbm_bytes, r.ready))
+                          ).encode())
+        for a in self.aicpu:
+            h.update(repr((a.thread, a.name, norm(a.start), norm(a.end),
+                           sorted((k, norm(v)) for k, v in a.args.items()))).encode())
+        h.update(repr(self.flows).encode())
+        h.update(repr(sorted((k, norm(v)) for k, v in self.stats.items())).encode())
+        return h.hexdigest()[:16]
+
     def leaf_busy(self) -> list[tuple[str, str, int, float]]:
         """(leaf, core type, tasks, busy cycles) per leaf function, busiest first."""
         busy: dict[tuple[str, str], list] = {}

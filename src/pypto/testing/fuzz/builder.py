@@ -57,6 +57,8 @@ class Builder:
         self.calls: list[dict] | None = None
         self.expect: str | None = None
         self.notes: list[str] = []
+        self.runtime: dict = {}
+        self.second: tuple | None = None
 
     # ---- parameters and statements ----------------------------------------------------
     def param(self, shape, dt: str, role: str = "in", low=-2.0, high=2.0, name=None) -> Val:
@@ -142,7 +144,19 @@ class Builder:
             if p.role == "out" and p.name not in self.checks:
                 self.checks[p.name] = (0, 0, 1.0)
         return Case(self.seed, self.index, self.family, self.params, self.root, calls,
-                    self.checks, self.expect, "; ".join(self.notes))
+                    self.checks, self.expect, "; ".join(self.notes), dict(self.runtime),
+                    self.second)
+
+    @contextlib.contextmanager
+    def second_kernel(self, names: list[str]):
+        """Statements emitted inside go to a second kernel over the parameters `names`."""
+        body: list = []
+        self.second = (list(names), body)
+        self.stack.append(body)
+        try:
+            yield
+        finally:
+            self.stack.pop()
 
 
 def pick_tile(rng: random.Random, shape, dt: str) -> list[int]:

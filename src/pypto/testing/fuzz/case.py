@@ -64,6 +64,10 @@ class Case:
     checks: dict = field(default_factory=dict)  # output name -> (depth, acc, scale)
     expect: str | None = None        # the kernel is invalid: it must raise this pypto error
     note: str = ""
+    runtime: dict = field(default_factory=dict)   # the kernels' runtime_options
+    # a second kernel, run after the first on some of its tensors: (its parameter names, in
+    # order, and its statements); the golden runs both bodies one after the other
+    second: tuple | None = None
 
     @property
     def name(self) -> str:
@@ -134,6 +138,13 @@ def make_args(call):
     return args
 
 
+def run_kernels(args):
+    """The case's kernels on one call's tensors (a second kernel sees what the first wrote)."""
+    kernel(*args)
+    if SECOND:
+        kernel2(*[args[i] for i in SECOND])
+
+
 def run(mode):
     """Run every call under `mode` ("tile", "reference" or "checked"); mismatch lines."""
     global UNDEFINED
@@ -150,7 +161,7 @@ def run(mode):
             want, UNDEFINED = golden(*wide), None
         except GoldenUndefined as exc:
             want, UNDEFINED = None, str(exc)
-        kernel(*args)
+        run_kernels(args)
         if EXPECT or UNDEFINED:
             problems.append(f"call {call}: the kernel ran, but it should raise a pypto error "
                             f"({EXPECT or UNDEFINED})")
@@ -186,6 +197,15 @@ def script(case: Case) -> str:
     sig = ",\n           ".join(f"{p.name}: {_annotation(p)}" for p in case.params)
     kernel = _render(case.body, "pypto", 1) or ["    pass"]
     gold = _render(case.body, "golden", 1)
+    second, indices = "", []
+    if case.second is not None:
+        names, body = case.second
+        by_name = {p.name: p for p in case.params}
+        sig2 = ",\n            ".join(f"{n}: {_annotation(by_name[n])}" for n in names)
+        second = (f"@pypto.frontend.jit(runtime_options=RUNTIME)\ndef kernel2({sig2}):\n"
+                  + "\n".join(_render(body, "pypto", 1) or ["    pass"]))
+        gold += _render(body, "golden", 1)
+        indices = [next(i for i, p in enumerate(case.params) if p.name == n) for n in names]
     outs = ", ".join(f'"{p.name}": {p.name}' for p in case.params if p.role == "out")
     params = [(p.name, p.dtype, p.role, p.low, p.high) for p in case.params]
     note = f": {case.note}" if case.note else ""
@@ -198,12 +218,14 @@ def script(case: Case) -> str:
         ('N = pypto.frontend.dynamic("N")\n'
          if any("N" in p.shape for p in case.params) else "") +
         f"SEED = {case.seed * 100003 + case.index}\n"
-        f"RUNTIME = {{}}\n"
+        f"RUNTIME = {case.runtime!r}\n"
         f"EXPECT = {case.expect!r}\n"
         f"PARAMS = {params!r}\n"
         f"CALLS = {case.calls!r}\n"
-        f"CHECKS = {case.checks!r}",
-        f"@pypto.frontend.jit(runtime_options=RUNTIME)\ndef kernel({sig}):\n" + "\n".join(kernel),
+        f"CHECKS = {case.checks!r}\n"
+        f"SECOND = {indices!r}",
+        f"@pypto.frontend.jit(runtime_options=RUNTIME)\ndef kernel({sig}):\n" + "\n".join(kernel)
+        + (f"\n\n\n{second}" if second else ""),
         f"def golden({ins}):\n" + "\n".join(gold + [f"    return {{{outs}}}"]),
         _RUNNER.strip(),
     ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 from pypto.testing.fuzz import loop_families as lf
+from pypto.testing.fuzz import reach_families as rf
 from pypto.testing.fuzz import tensor_families as tf
 from pypto.testing.fuzz.builder import Builder
 from pypto.testing.fuzz.case import Case
@@ -63,6 +64,10 @@ FAMILIES = {  # name: (function, weight)
     "nested": (lf.nested, 3), "carried": (lf.carried, 3), "attention": (lf.attention, 3),
     "recurrence": (lf.recurrence, 2), "triangle": (lf.triangle, 2),
     "sequence": (lf.sequence, 3), "lookup": (lf.lookup, 3),
+    "unroll_tiers": (rf.unroll_tiers, 3), "valid_extent": (rf.valid_extent, 3),
+    "scatter": (rf.scatter, 3), "inplace_reshape": (rf.inplace_reshape, 2),
+    "cast_mix": (rf.cast_mix, 3), "concat_tiles": (rf.concat_tiles, 2),
+    "stitch_state": (rf.stitch_state, 3), "two_kernels": (rf.two_kernels, 3),
     "invalid": (invalid, 2),
 }
 

@@ -30,10 +30,10 @@ def _outputs(mod, fault: Fault | None) -> list:
     args = mod.make_args(0)
     os.environ[_CHECK] = "0"
     if fault is None:
-        mod.kernel(*args)
+        mod.run_kernels(args)
     else:
         with planted(fault):
-            mod.kernel(*args)
+            mod.run_kernels(args)
     return args
 
 
@@ -58,7 +58,18 @@ def _changed(clean: list, faulty: list) -> bool:
 
 
 def plant(mod, kinds=KINDS) -> dict[str, tuple[str, str]]:
-    """{kind: (outcome, what was planted or why it was missed)} for a loaded case module."""
+    """{kind: (outcome, what was planted or why it was missed)} for a loaded case module
+    (OPENPTO_CHECK_EXECUTORS as it was before, afterwards)."""
+    saved = os.environ.get(_CHECK)
+    try:
+        return _plant(mod, kinds)
+    finally:
+        os.environ.pop(_CHECK, None)
+        if saved is not None:
+            os.environ[_CHECK] = saved
+
+
+def _plant(mod, kinds) -> dict[str, tuple[str, str]]:
     import pypto
     mod.RUNTIME.pop("executor", None)
     try:
@@ -78,13 +89,13 @@ def plant(mod, kinds=KINDS) -> dict[str, tuple[str, str]]:
         os.environ[_CHECK] = "1"
         try:
             with planted(Fault(kind)):
-                mod.kernel(*mod.make_args(0))
+                mod.run_kernels(mod.make_args(0))
         except pypto.PyptoError as exc:
             if "disagree" in str(exc):
                 out[kind] = ("caught", fault.applied)
                 continue
             raise
         finally:
-            os.environ.pop(_CHECK, None)
+            os.environ[_CHECK] = "0"
         out[kind] = ("missed" if _wrong(mod, faulty) else "harmless", fault.applied)
     return out

@@ -3,7 +3,9 @@
 A case is its script (`case.script`), written to a temporary file (so the kernel's source lines
 are real) and imported in a worker, which runs it under the three executions: "tile" (the
 default tile executor), "reference" (`runtime_options={"executor": "reference"}`) and
-"checked" (OPENPTO_CHECK_EXECUTORS=1, both executors must agree). Outcomes, worst first:
+"checked" (OPENPTO_CHECK_EXECUTORS=1, both executors must agree); then, for a case that passed,
+"timeline": the last call's timing-only run and a what-if with the kernel's own settings must
+give the exact run's timeline (`SimResult.digest`). Outcomes, worst first:
 
     crash           the worker process died
     slow            the case used more than the timeout in CPU seconds, or more than
@@ -101,6 +103,40 @@ def _run_mode(mod, mode: str) -> Result:
     return Result("ok")
 
 
+def _timelines(mod) -> Result:
+    """Two properties of the last call's simulated run: a timing-only run gives the exact
+    run's timeline, and a what-if with the kernel's own settings reproduces `last_run`."""
+    import pypto
+    mod.RUNTIME.pop("executor", None)
+    os.environ["OPENPTO_CHECK_EXECUTORS"] = "0"
+    last = len(mod.CALLS) - 1
+    try:
+        mod.kernel(*mod.make_args(last))
+        exact = mod.kernel.last_run.digest()
+        problems = []
+        if mod.kernel.whatif().after.digest() != exact:
+            problems.append("a what-if with the kernel's own settings gave another timeline")
+        if mod.kernel.last_run.digest() != exact:
+            problems.append("a what-if changed the kernel's last_run")
+        mod.RUNTIME["numerics"] = "timing_only"
+        try:
+            mod.kernel(*mod.make_args(last))
+        except pypto.PyptoError as exc:
+            if "timing_only" not in str(exc):
+                raise
+        else:
+            if mod.kernel.last_run.digest() != exact:
+                problems.append("the timing-only run's timeline differs from the exact run's")
+    except Exception as exc:   # any error here is a defect: the same call ran fine before
+        return Result("internal_error", type(exc).__name__,
+                      f"timeline check: {exc}".splitlines()[0][:400], _culprit(exc))
+    finally:
+        mod.RUNTIME.pop("numerics", None)
+    if problems:
+        return Result("mismatch", "timeline", "; ".join(problems))
+    return Result("ok")
+
+
 def _planted(mod) -> Result:
     from pypto.testing.fuzz.plant import plant
     started = time.perf_counter()
@@ -135,6 +171,7 @@ def execute(source: str, path: str, plant: bool = False) -> Result:
     with open(path, "w") as f:
         f.write(source)
     name = f"_pypto_fuzz_case_{os.getpid()}_{int(started * 1e6)}"
+    check = os.environ.get("OPENPTO_CHECK_EXECUTORS")   # the modes set it; put back after
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sink = io.StringIO()
@@ -151,8 +188,12 @@ def execute(source: str, path: str, plant: bool = False) -> Result:
             if plant:
                 return _planted(mod)
             results = {mode: _run_mode(mod, mode) for mode in MODES}
+            if combine(results).outcome == "ok":
+                results["timeline"] = _timelines(mod)
     finally:
         os.environ.pop("OPENPTO_CHECK_EXECUTORS", None)
+        if check is not None:
+            os.environ["OPENPTO_CHECK_EXECUTORS"] = check
         sys.modules.pop(name, None)
     res = combine(results)
     res.seconds = time.perf_counter() - started
