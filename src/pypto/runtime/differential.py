@@ -38,6 +38,8 @@ def identical(got: np.ndarray, ref: np.ndarray) -> bool:
     """Bitwise equal values (NaNs of either sign match each other)."""
     if ref.dtype.kind not in "fV":
         return np.array_equal(got, ref)
+    if ref.dtype.kind == "f" and got.dtype == ref.dtype:
+        return np.array_equal(got, ref, equal_nan=True)
     g, r = got.astype(np.float64), ref.astype(np.float64)
     return bool(np.all((g == r) | (np.isnan(g) & np.isnan(r))))
 

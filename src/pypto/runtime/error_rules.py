@@ -55,11 +55,20 @@ def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType) -> 
     `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined."""
     ref = np.asarray(ref, np.float64)
     with np.errstate(all="ignore"):
-        e = np.maximum(np.abs(rounding.stored(hi, dtype) - ref),
-                       np.abs(rounding.stored(lo, dtype) - ref))
+        # NOTE: in place where it can be: a big matmul's outputs make every pass count
+        e = rounding.stored(hi, dtype)
+        e -= ref
+        np.abs(e, out=e)
+        down = rounding.stored(lo, dtype)
+        down -= ref
+        np.abs(down, out=down)
+        np.maximum(e, down, out=e)
+        finite = np.isfinite(e)
+        if finite.all():
+            return e
         # a NaN end (an interval reaching outside the op's domain) or an infinite one: no bound
         # unless both ends and the reference are the same infinity
-        wild = ~np.isfinite(e) & ~((lo == hi) & (lo == ref))
+        wild = ~finite & ~((lo == hi) & (lo == ref))
     return np.where(wild, INF, np.where(np.isnan(e), 0.0, e))
 
 
@@ -313,34 +322,73 @@ def ordering(call: OpCall) -> list:
 
 
 def matmul(call: OpCall) -> list:
-    """|A| E_B + E_A |B| + E_A E_B + 2 gamma_K |A||B| around the reference's own product; split-K
-    partials and their adds rounded in the output's dtype; bias, scale and relu after."""
+    """|A| E_B + E_A |B| + E_A E_B + 2 gamma_K |A||B| around the reference's own product (|A||B|
+    bounded by row and column norms); split-K partials and their adds rounded in the output's
+    dtype; bias, scale and relu after."""
     ref = call.refs[0]
+    wrong_a, wrong_b = call.erroneous(0), call.erroneous(1)
+    if np.asarray(call.xs[0]).dtype.kind in "iu" and not (wrong_a or wrong_b):
+        return [np.zeros(ref.shape)]           # integer products add exactly
     a, b = _f64(call.xs[0]), _f64(call.xs[1])
     ea, eb = call.es[0], call.es[1]
     plain = {"bias": False, "scale": None, "relu": False} if "bias" in call.at else {}
-    product = lambda p, q: np.asarray(call.run([p, q] + call.xs[2:], **plain), np.float64)
-    mags = product(np.abs(a), np.abs(b))
-    terms = product(np.ones_like(a), np.ones_like(b))
-    radius = product(np.abs(a), eb) + product(ea, np.abs(b)) + product(ea, eb)
-    radius = radius * (1 + 2.0 ** -20)          # the bounds themselves were summed in FP32
-    radius = radius + 2 * rounding.gamma(terms, DataType.DT_FP32) * mags
-    chunks = split_k_chunks(call.op, int(np.max(terms, initial=0)))
+
+    def product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return np.asarray(call.run([p, q] + call.xs[2:], **plain), np.float64)
+
+    mags = _magnitudes(call, a, b).reshape(ref.shape)
+    radius = np.zeros(ref.shape)
+    # NOTE: products of an exact operand's zero bounds are skipped (a matmul each)
+    if wrong_b:
+        radius += product(np.abs(a), eb).reshape(ref.shape)
+    if wrong_a:
+        radius += product(ea, np.abs(b)).reshape(ref.shape)
+    if wrong_a and wrong_b:
+        radius += product(ea, eb).reshape(ref.shape)
+    radius *= 1 + 2.0 ** -20                    # the bounds themselves were summed in FP32
+    terms = _contraction(call)
+    radius += 2 * float(rounding.gamma(terms, DataType.DT_FP32)) * mags
+    chunks = split_k_chunks(call.op, terms)
     if chunks > 1:
-        radius = radius + 2 * chunks * rounding.unit_roundoff(call.dtype) * mags
+        radius += 2 * chunks * rounding.unit_roundoff(call.dtype) * mags
     if call.at.get("bias"):
-        radius = radius + call.es[2] + 4 * rounding.unit_roundoff(DataType.DT_FP32) * (
-            mags + np.abs(_f64(call.xs[2])))
+        bias = np.broadcast_to(_f64(call.xs[2]), ref.shape)
+        radius = radius + np.broadcast_to(call.es[2], ref.shape) + 4 * rounding.unit_roundoff(
+            DataType.DT_FP32) * (mags + np.abs(bias))
     if call.at.get("scale") is not None:
         radius = radius * abs(float(call.at["scale"]))
-    center = np.asarray(call.run(call.xs), np.float64)
+    # NOTE: an FP32 result is stored as computed: the reference's product is its result
+    center = ref if call.dtype is DataType.DT_FP32 else \
+        np.asarray(call.run(call.xs), np.float64).reshape(ref.shape)
     lo, hi = widen(center, center, radius)
     if call.at.get("relu"):
         lo = np.maximum(lo, 0.0)
-    if np.issubdtype(np.asarray(call.xs[0]).dtype, np.integer) and \
-            not (call.erroneous(0) or call.erroneous(1)):
-        return [np.zeros(ref.shape)]
     return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+
+
+def _magnitudes(call: OpCall, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """An upper bound on sum_k |a_ik| |b_kj| without a matmul: the product of the row's and
+    the column's 2-norms (Cauchy-Schwarz; about pi/2 times the sum for random data)."""
+    k = _contraction(call)
+    if call.op.opcode == "TRANSPOSED_BMM":      # (M, B, K) @ (B, K, N) -> (M, B, N)
+        rows = np.sqrt(np.sum(np.square(a[..., :k]), axis=-1, keepdims=True))
+        cols = np.sqrt(np.sum(np.square(b[:, :k, :]), axis=1))[None]
+        return rows * cols
+    a = np.swapaxes(a, -1, -2) if call.at.get("a_trans") else a
+    b = np.swapaxes(b, -1, -2) if call.at.get("b_trans") else b
+    rows = np.sqrt(np.sum(np.square(a[..., :k]), axis=-1, keepdims=True))
+    cols = np.sqrt(np.sum(np.square(b[..., :k, :]), axis=-2, keepdims=True))
+    return rows * cols
+
+
+def _contraction(call: OpCall) -> int:
+    """K: the terms each output element of a matmul adds (the operands' common valid K)."""
+    a, b = np.shape(call.xs[0]), np.shape(call.xs[1])
+    if call.op.opcode == "TRANSPOSED_BMM":      # (M, B, K) @ (B, K, N)
+        return min(a[2], b[1])
+    ka = a[-2] if call.at.get("a_trans") else a[-1]
+    kb = b[-1] if call.at.get("b_trans") else b[-2]
+    return min(ka, kb)
 
 
 def accumulate(call: OpCall, dst: np.ndarray | None, e_dst: np.ndarray | None,

@@ -78,6 +78,8 @@ def stored(z: np.ndarray, dtype: DataType) -> np.ndarray:
     z = np.asarray(z)
     target = to_numpy(dtype)
     with np.errstate(over="ignore", invalid="ignore"):
+        if dtype is DataType.DT_DOUBLE:
+            return np.array(z, np.float64)
         if is_low_precision(dtype):
             z = z.astype(np.float32)
         if not is_float(dtype) and z.dtype.kind == "f":
