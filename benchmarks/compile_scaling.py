@@ -1,5 +1,6 @@
 """Compile / stitch scaling: time per tile op of kernels of increasing size, phase by phase.
 
+Issue 31 adds an untiled concat beside many small tiles (its n = 27 case compiled in 50 s).
 Issue 13: one `maximum` over [34, 76, 41, 14] with vector tile (7, 2, 1, 24) took 3.4 s written
 whole and 70 s written as two assembled slices (the dependency pass and stitching compared
 every pair of tile regions); a small-tile transpose cost ~1 ms per tile. Each kernel family
@@ -26,6 +27,9 @@ FAMILIES = {
     "maximum whole": {"smoke": [], "quick": [8, 16, 34], "full": [8, 16, 34, 68]},
     "maximum sliced": {"smoke": [], "quick": [8, 16, 34], "full": [8, 16, 34, 68]},
     "transpose 8x8": {"smoke": [2, 8], "quick": [4, 16, 64], "full": [4, 16, 64, 128]},
+    # issue 31: an untiled concat beside ~19k small tiles and assembles of slices (n = 27:
+    # 25 s in the breadth merge's cycle checks before they searched only a level window)
+    "concat beside tiles": {"smoke": [], "quick": [7, 14, 27], "full": [7, 14, 27, 54]},
 }
 TARGET_S = 2.0   # the issue's aim for both [34, 76, 41, 14] forms, end to end
 
@@ -51,6 +55,17 @@ def _kernel(family: str, n: int) -> tuple[Any, list]:
                 out[0:half] = pypto.maximum(a[0:half], b[0:half])
                 out[half:n] = pypto.maximum(a[half:n], b[half:n])
         return k, [torch.randn(*shape), torch.randn(*shape), torch.zeros(*shape)]
+    if family == "concat beside tiles":
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([n, 39, 8, 30], f32), o0: pypto.Tensor([n, 39, 16, 30], f32),
+              o1: pypto.Tensor([n, 39, 8, 30], f32)):
+            pypto.set_vec_tile_shapes(1, 2, 3, 8)
+            v1 = pypto.abs(x)
+            o0[:] = pypto.concat([x, v1], dim=2)
+            pypto.assemble(v1[0:n // 3, :, :, :], [0, 0, 0, 0], o1)
+            pypto.assemble(pypto.neg(v1[n // 3:n, :, :, :]), [n // 3, 0, 0, 0], o1)
+        return k, [torch.randn(n, 39, 8, 30), torch.zeros(n, 39, 16, 30),
+                   torch.zeros(n, 39, 8, 30)]
     shape = [n, 6, 32, 40]
 
     @pypto.frontend.jit
