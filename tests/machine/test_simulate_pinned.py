@@ -8,7 +8,6 @@ mix AIC and AIV tasks, chains inside instances, edges across instances, several 
 contiguous and strided GM boxes, writes, NONE_CACHEABLE storages and empty tasks.
 """
 import dataclasses
-import hashlib
 import random
 
 import pytest
@@ -61,20 +60,8 @@ def _tasks(seed: int, n: int, stitch: int) -> list[SimTask]:
 
 
 def _digest(result) -> str:
-    """Values, not types: a float64 and the equal Python float hash alike."""
-    def norm(v):
-        return float(v) if isinstance(v, (int, float)) or hasattr(v, "dtype") else v
-
-    h = hashlib.sha256()
-    for r in result.tasks:
-        h.update(repr(tuple(norm(v) for v in (r.task.id, r.core_index, r.start, r.end,
-                                                r.l2_hit_bytes, r.hbm_bytes, r.ready))).encode())
-    for a in result.aicpu:
-        h.update(repr((a.thread, a.name, norm(a.start), norm(a.end),
-                       sorted((k, norm(v)) for k, v in a.args.items()))).encode())
-    h.update(repr(result.flows).encode())
-    h.update(repr(sorted((k, norm(v)) for k, v in result.stats.items())).encode())
-    return h.hexdigest()[:16]
+    """The whole timeline's hash (SimResult.digest: values, not types)."""
+    return result.digest()
 
 
 # (seed, tasks, stitch, device_sched_mode, sched threads, L2 bytes) -> (kernel cycles, digest)

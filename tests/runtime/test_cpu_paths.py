@@ -12,7 +12,7 @@ import pytest
 from pypto.testing.cpu_path import avx512_paths
 
 SCRIPT = r'''
-import hashlib, json
+import json
 import numpy as np, torch
 import pypto
 from pypto.runtime import error_bounds
@@ -31,25 +31,14 @@ def k(q: pypto.Tensor([64, 64], pypto.DT_FP32), kv: pypto.Tensor([256, 64], pypt
     out[:] = pypto.matmul(p, pypto.cast(kv, pypto.DT_BF16), pypto.DT_FP32)
 
 
-def digest(run):
-    h = hashlib.sha256()
-    for r in run.tasks:
-        h.update(repr((r.task.id, r.core_index, float(r.start), float(r.end),
-                       float(r.l2_hit_bytes), float(r.hbm_bytes))).encode())
-    for a in run.aicpu:
-        h.update(repr((a.thread, a.name, float(a.start), float(a.end))).encode())
-    h.update(repr(sorted((k, repr(v)) for k, v in run.stats.items())).encode())
-    return h.hexdigest()
-
-
 g = torch.Generator().manual_seed(11)
 q, kv = torch.randn(64, 64, generator=g), torch.randn(256, 64, generator=g)
 out = torch.zeros(64, 64)
 k(q, kv, out)
-exact = digest(k.last_run)
+exact = k.last_run.digest()
 with pypto.options(runtime_options={"numerics": "timing_only"}):
     k(q, kv, torch.zeros(64, 64))
-timing = digest(k.last_run)
+timing = k.last_run.digest()
 plan = k.last_executor.plan
 arrays = {p.value.storage.id: a.numpy().copy() for p, a in
           zip(plan.program.params, (q, kv, torch.zeros(64, 64)))}

@@ -56,8 +56,9 @@ from pypto.runtime.reference import ReferenceExecutor
 class ErrorBounds:
     """The reference executor's observer: keeps a bound array beside each storage."""
 
-    def __init__(self) -> None:
+    def __init__(self, forward: bool = False) -> None:
         self.bounds: dict[int, np.ndarray] = {}     # storage id -> float64, the storage's shape
+        self.forward = forward
 
     # ---- the executor's hooks ----
     def after_value(self, ex: ReferenceExecutor, op: Operation, xs: list, at: dict) -> None:
@@ -65,7 +66,7 @@ class ErrorBounds:
         if not op.outputs or (op.opcode == "RESHAPE" and op.attrs.get("inplace")):
             return
         refs = [self._valid_ref(ex, v) for v in op.outputs]
-        call = OpCall(op, xs, self._input_bounds(ex, op, at), _clean(at), refs)
+        call = OpCall(op, xs, self._input_bounds(ex, op, at), _clean(at), refs, self.forward)
         rule = RULES.get(op.opcode)
         if rule is None:
             raise NotImplementedError(f"no error-bound rule for {op.opcode}")
@@ -91,7 +92,7 @@ class ErrorBounds:
         # the reference's new values, where a rule needs them (a move does not)
         after = [] if old is None else [np.asarray(dest if key is None else dest[key],
                                                    np.float64)]
-        call = OpCall(op, xs, es, _clean(at), after)
+        call = OpCall(op, xs, es, _clean(at), after, self.forward)
         if key is not None:
             e_dst[key] = add_into(call, old, e_dst[key])
             return
@@ -148,9 +149,12 @@ def _clean(at: dict) -> dict:
 
 
 def bound_run(plan: ExecutionPlan, symbols: dict[str, int],
-              arrays: dict[int, np.ndarray]) -> ErrorBounds:
-    """Run the reference on `arrays` (in place) with an observer; return the bounds."""
-    bounds = ErrorBounds()
+              arrays: dict[int, np.ndarray], forward: bool = False) -> ErrorBounds:
+    """Run the reference on `arrays` (in place) with an observer; return the bounds: of any
+    faithful execution from the reference, or (`forward`) of the exact result of the
+    program's arithmetic from the reference (what a golden computed in higher precision
+    without the program's own roundings is compared against)."""
+    bounds = ErrorBounds(forward)
     ex = ReferenceExecutor(plan, dict(symbols), arrays)
     ex.fuse = False
     ex.observer = bounds

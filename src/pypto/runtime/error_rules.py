@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pypto.dtypes import DataType
+from pypto.dtypes import DataType, is_float
 from pypto.ir.operation import Operation
 from pypto.ops.core import REGISTRY, crop_inputs
 from pypto.ops.elementwise import POINTWISE
@@ -28,10 +28,15 @@ class OpCall:
     """One op as the reference ran it: its inputs as the compute function got them (`xs`),
     their bounds (`es`, float64, same shapes), its attributes and its stored results."""
 
-    def __init__(self, op: Operation, xs: list, es: list, at: dict, refs: list):
+    def __init__(self, op: Operation, xs: list, es: list, at: dict, refs: list,
+                 forward: bool = False):
         self.op = op
         self.compute = REGISTRY[op.opcode].compute
         self.xs, self.es, self.at, self.refs = xs, es, at, refs
+        self.forward = forward   # bound the distance to exact arithmetic (error_bounds.py)
+
+    def settle(self, ref: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return settle(ref, lo, hi, self.dtype, self.forward)
 
     def run(self, xs: list, **overrides: Any) -> Any:
         """The op's own compute function on other arrays (and attributes)."""
@@ -50,10 +55,19 @@ class OpCall:
 # --------------------------------------------------------------------------------------------
 # The interval of a result → its bound
 
-def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType) -> np.ndarray:
+def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType,
+           forward: bool = False) -> np.ndarray:
     """The bound of a result whose other execution lies in [lo, hi] before rounding to
-    `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined."""
+    `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined. `forward`: [lo, hi]
+    holds the exact result, which is not rounded (one ulp of the compute precision more, for
+    the rules whose center is a value the reference computed and rounded)."""
     ref = np.asarray(ref, np.float64)
+    if forward:
+        if is_float(dtype):
+            slack = rounding.ulp(np.maximum(np.abs(lo), np.abs(hi)),
+                                 rounding.compute_precision(dtype))
+            lo, hi = lo - slack, hi + slack
+        dtype = DataType.DT_DOUBLE   # no rounding of the ends
     with np.errstate(all="ignore"):
         # NOTE: in place where it can be: a big matmul's outputs make every pass count
         e = rounding.stored(hi, dtype)
@@ -156,28 +170,38 @@ def pointwise(call: OpCall) -> list:
     ref = call.refs[0]
     wrong = [i for i in range(len(call.xs)) if call.erroneous(i)]
     library = call.op.opcode in LIBRARY
-    if not wrong and not library:
+    # exactly rounded ops on exact inputs give every faithful execution the same bits (not so
+    # the exact result: forward bounds count the op's own rounding)
+    exact_here = not library and not call.forward
+    if not wrong and exact_here:
         return [np.zeros(ref.shape)]
     xs = [_f64(x) for x in call.xs]
-    values = [call.run(xs)]
+    run = call.run
+    if call.forward and call.op.opcode == "CAST" and is_float(call.dtype):
+        run = _identity          # exactly, a float cast changes nothing: its rounding is error
+    values = [run(xs)]
     for signs in itertools.product((-1.0, 1.0), repeat=len(wrong)):
         corner = list(xs)
         for i, s in zip(wrong, signs):
             corner[i] = xs[i] + s * call.es[i]
-        values.append(call.run(corner))
+        values.append(run(corner))
     lo, hi = hull([np.reshape(v, ref.shape) if np.size(v) == ref.size else v
                    for v in values])
     if library:
         slack = rounding.LIBRARY_ULPS * rounding.ulp(np.maximum(np.abs(lo), np.abs(hi)),
                                                      _compute_precision(call))
         lo, hi = widen(lo, hi, slack)
-    e = settle(ref, lo, hi, call.dtype)
+    e = call.settle(ref, lo, hi)
     e = np.where(_zero_crossing(call, ref.shape), INF, e)
-    if not library:
+    if exact_here:
         # inputs that are exact element by element give this op's exact (bitwise) result
         spread = _spread(call, ref.shape)
         e = np.where(spread > 0, e, 0.0)
     return [e]
+
+
+def _identity(xs: list) -> np.ndarray:
+    return xs[0]
 
 
 def _compute_precision(call: OpCall) -> DataType:
@@ -239,7 +263,7 @@ def summation(call: OpCall) -> list:
     precision = rounding.compute_precision(call.op.inputs[0].dtype)
     slack = rounding.gamma(terms, precision) * np.asarray(call.run([np.abs(x) + e]))
     lo, hi = widen(np.asarray(lo), np.asarray(hi), slack)
-    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+    return [call.settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape))]
 
 
 def extreme(call: OpCall) -> list:
@@ -247,7 +271,7 @@ def extreme(call: OpCall) -> list:
     ref = call.refs[0]
     x, e = _f64(call.xs[0]), call.es[0]
     lo, hi = call.run([x - e]), call.run([x + e])
-    return [settle(ref, np.reshape(lo, ref.shape), np.reshape(hi, ref.shape), call.dtype)]
+    return [call.settle(ref, np.reshape(lo, ref.shape), np.reshape(hi, ref.shape))]
 
 
 def product(call: OpCall) -> list:
@@ -261,7 +285,7 @@ def product(call: OpCall) -> list:
     radius = (grown - mag) + 2 * rounding.gamma(terms, precision) * grown
     center = np.asarray(call.run([x]), np.float64)
     lo, hi = widen(center, center, radius)
-    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+    return [call.settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape))]
 
 
 def variance(call: OpCall) -> list:
@@ -283,7 +307,7 @@ def variance(call: OpCall) -> list:
         4 * np.sum(dev * mean_err, axis=dims) / denom
     center = np.asarray(call.run([x]), np.float64).reshape(radius.shape)
     lo, hi = widen(center, center, radius)
-    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+    return [call.settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape))]
 
 
 def rows_ambiguous(x: np.ndarray, e: np.ndarray, axis: int) -> np.ndarray:
@@ -313,7 +337,7 @@ def ordering(call: OpCall) -> list:
             out.append(np.zeros(ref.shape))
         elif code == "TOPK" and k == 0:
             lo, hi = call.run([x - e])[0], call.run([x + e])[0]
-            out.append(settle(ref, np.minimum(lo, hi), np.maximum(lo, hi), call.dtype))
+            out.append(call.settle(ref, np.minimum(lo, hi), np.maximum(lo, hi)))
         else:
             mask = wild.reshape(ref.shape) if wild.size == ref.size else \
                 np.broadcast_to(wild, ref.shape)
@@ -363,7 +387,7 @@ def matmul(call: OpCall) -> list:
     lo, hi = widen(center, center, radius)
     if call.at.get("relu"):
         lo = np.maximum(lo, 0.0)
-    return [settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape), call.dtype)]
+    return [call.settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape))]
 
 
 def _magnitudes(call: OpCall, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -433,7 +457,7 @@ def accumulate(call: OpCall, dst: np.ndarray | None, e_dst: np.ndarray | None,
     center = run(_f64(dst) if in_place else None, [_f64(x) for x in call.xs])
     precision = rounding.compute_precision(call.dtype)
     radius = propagated + rounding.gamma(np.maximum(terms - 1, 0), precision) * magnitude
-    e = settle(ref, center - radius, center + radius, call.dtype)
+    e = call.settle(ref, center - radius, center + radius)
     if at.get("reduce") == "multiply":
         # a product's bound is not a sum's: exact inputs only
         e = np.where(propagated > 0, INF, np.where(terms > 2, INF, 0.0))
@@ -518,6 +542,6 @@ def add_into(call: OpCall, old: np.ndarray, e_old: np.ndarray) -> np.ndarray:
     if atomic:
         magnitude = run(np.abs(_f64(old)), np.abs(x), absolute)
         radius = radius + 2 * rounding.unit_roundoff(call.dtype) * magnitude
-    e = settle(call.refs[0], center - radius, center + radius, call.dtype)
+    e = call.settle(call.refs[0], center - radius, center + radius)
     touched = run(np.zeros(old.shape), np.ones(np.shape(x)), absolute) != 0
     return np.where(touched & (radius > 0), e, e_old)

@@ -1,0 +1,93 @@
+"""Golden comparisons with tolerances from the kernel's own precision chain.
+
+A torch golden computes the kernel's mathematics its own way: in FP32 or FP64, without the
+kernel's BF16 casts, summing in another order. Neither result is exact; each is within its
+forward error bound of the exact result of the same arithmetic. `forward_bounds(kernel, ...)`
+gives the kernel's bound per output element (runtime/error_bounds.py in forward mode: every
+rounding on the element's paths, the terms each sum adds, the magnitudes that flow in), and
+`assert_close` accepts |kernel - golden| <= 2 * bound: the kernel within its bound, the golden
+(at least as precise at every step) within as much.
+
+    bounds = pypto.testing.forward_bounds(kernel, q, k, v, out)   # before or after the call
+    kernel(q, k, v, out)
+    pypto.testing.assert_close(out, golden(q, k, v), bounds["out"], "out")
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import PyptoValueError
+from pypto.frontend.binding import as_numpy
+from pypto.runtime.error_bounds import bound_run
+
+
+def forward_bounds(kernel: Any, *args: Any) -> dict[str, np.ndarray]:
+    """{parameter name: bound} for a call of `kernel` on `args` (run on copies: the arguments
+    are not changed). Outputs' bounds are where the kernel writes them, zero elsewhere. Call
+    it before the kernel call it is for: it runs the kernel (on the reference executor), so
+    `kernel.last_run` afterwards belongs to the next call."""
+    import pypto
+    copies = [_copy(a) for a in args]
+    with _check_off(), pypto.options(runtime_options={"executor": "reference"}):
+        kernel(*[_copy(a) for a in args])
+    ex = kernel.last_executor
+    plan = ex.plan
+    symbols = {k: v for k, v in ex.env.values.items()}
+    arrays = {p.value.storage.id: as_numpy(c, p.name)[0]
+              for p, c in zip(plan.program.params, copies)}
+    bounds = bound_run(plan, symbols, arrays, forward=True)
+    out = {}
+    for p in plan.program.params:
+        e = bounds.of(p.value.storage.id)
+        out[p.name] = np.zeros(np.shape(arrays[p.value.storage.id])) if e is None else \
+            e.reshape(np.shape(arrays[p.value.storage.id]))
+    return out
+
+
+def assert_close(actual: Any, expected: Any, bound: np.ndarray, name: str = "output") -> None:
+    """|actual - expected| <= 2 * bound element by element (NaN matches NaN, an infinite bound
+    anything); else an AssertionError naming the worst element, both values and its bound."""
+    got, want = _float64(actual), _float64(expected)
+    if got.shape != want.shape or got.shape != np.shape(bound):
+        raise PyptoValueError(f"assert_close '{name}': shapes {list(got.shape)} (actual), "
+                              f"{list(want.shape)} (expected) and {list(np.shape(bound))} "
+                              f"(bound) differ")
+    allowed = 2 * np.asarray(bound, np.float64)
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(got - want)
+        ok = (got == want) | (np.isnan(got) & np.isnan(want)) | (gap <= allowed) | \
+            np.isinf(allowed)
+    if ok.all():
+        return
+    excess = np.where(ok, -np.inf, np.nan_to_num(gap - allowed, nan=np.inf))
+    at = np.unravel_index(int(np.argmax(excess)), excess.shape)
+    raise AssertionError(
+        f"'{name}': {int(ok.size - ok.sum())} of {ok.size} elements differ from the golden by "
+        f"more than twice their forward error bound; worst at {list(map(int, at))}: "
+        f"kernel {got[at]!r}, golden {want[at]!r}, allowed ±{allowed[at]:.3g}")
+
+
+def _copy(a: Any) -> Any:
+    return a.clone() if hasattr(a, "clone") else np.array(a, copy=True)
+
+
+def _float64(a: Any) -> np.ndarray:
+    if hasattr(a, "detach"):
+        import torch
+        return a.detach().to(torch.float64).cpu().numpy()
+    return np.asarray(a).astype(np.float64)
+
+
+@contextlib.contextmanager
+def _check_off():
+    """The bound run is a reference run: no cross-check of it against the tile executor."""
+    saved = os.environ.pop("OPENPTO_CHECK_EXECUTORS", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["OPENPTO_CHECK_EXECUTORS"] = saved
