@@ -56,8 +56,9 @@ from pypto.runtime.reference import ReferenceExecutor
 class ErrorBounds:
     """The reference executor's observer: keeps a bound array beside each storage."""
 
-    def __init__(self, forward: bool = False) -> None:
-        self.bounds: dict[int, np.ndarray] = {}     # storage id -> float64, the storage's shape
+    def __init__(self, forward: bool = False, known: dict | None = None) -> None:
+        # storage id -> float64, the storage's shape (inputs: zero unless `known` says)
+        self.bounds: dict[int, np.ndarray] = dict(known or {})
         self.forward = forward
 
     # ---- the executor's hooks ----
@@ -149,12 +150,14 @@ def _clean(at: dict) -> dict:
 
 
 def bound_run(plan: ExecutionPlan, symbols: dict[str, int],
-              arrays: dict[int, np.ndarray], forward: bool = False) -> ErrorBounds:
+              arrays: dict[int, np.ndarray], forward: bool = False,
+              known: dict[int, np.ndarray] | None = None) -> ErrorBounds:
     """Run the reference on `arrays` (in place) with an observer; return the bounds: of any
     faithful execution from the reference, or (`forward`) of the exact result of the
     program's arithmetic from the reference (what a golden computed in higher precision
-    without the program's own roundings is compared against)."""
-    bounds = ErrorBounds(forward)
+    without the program's own roundings is compared against). `known`: bounds the inputs
+    already carry (storage id -> array of its shape), as an earlier kernel left them."""
+    bounds = ErrorBounds(forward, known)
     ex = ReferenceExecutor(plan, dict(symbols), arrays)
     ex.fuse = False
     ex.observer = bounds

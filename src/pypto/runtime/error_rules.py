@@ -58,16 +58,11 @@ class OpCall:
 def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType,
            forward: bool = False) -> np.ndarray:
     """The bound of a result whose other execution lies in [lo, hi] before rounding to
-    `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined. `forward`: [lo, hi]
-    holds the exact result, which is not rounded (one ulp of the compute precision more, for
-    the rules whose center is a value the reference computed and rounded)."""
+    `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined. `forward`: see
+    `forward_bound`."""
     ref = np.asarray(ref, np.float64)
     if forward:
-        if is_float(dtype):
-            slack = rounding.ulp(np.maximum(np.abs(lo), np.abs(hi)),
-                                 rounding.compute_precision(dtype))
-            lo, hi = lo - slack, hi + slack
-        dtype = DataType.DT_DOUBLE   # no rounding of the ends
+        return forward_bound(ref, lo, hi, dtype)
     with np.errstate(all="ignore"):
         # NOTE: in place where it can be: a big matmul's outputs make every pass count
         e = rounding.stored(hi, dtype)
@@ -82,6 +77,33 @@ def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType,
             return e
         # a NaN end (an interval reaching outside the op's domain) or an infinite one: no bound
         # unless both ends and the reference are the same infinity
+        wild = ~finite & ~((lo == hi) & (lo == ref))
+    return np.where(wild, INF, np.where(np.isnan(e), 0.0, e))
+
+
+def forward_bound(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  dtype: DataType) -> np.ndarray:
+    """A bound on how far any faithful execution, the reference and the exact arithmetic
+    among them, is from the exact result, where [lo, hi] holds the op's exact result for every
+    input within its bound: the interval's half width (what the inputs' errors move a smooth
+    op by: a faithful execution's inputs are within their bounds of the exact ones, as the
+    reference's are) plus the op's own rounding, half an ulp of `dtype` (and one of FP32 for
+    a low-precision result computed in FP32). Independent of where the reference landed, so
+    a golden (another faithful execution) is within it too. Integer results (steps, not
+    smooth) take the whole width."""
+    with np.errstate(all="ignore"):
+        lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+        if is_float(dtype):
+            e = (hi - lo) / 2
+            mag = np.maximum(np.abs(lo), np.abs(hi))
+            e += rounding.ulp(mag, dtype) / 2
+            if rounding.compute_precision(dtype) is not dtype:
+                e += rounding.ulp(mag, rounding.compute_precision(dtype))
+        else:
+            e = hi - lo
+        finite = np.isfinite(e)
+        if finite.all():
+            return e
         wild = ~finite & ~((lo == hi) & (lo == ref))
     return np.where(wild, INF, np.where(np.isnan(e), 0.0, e))
 
@@ -171,20 +193,26 @@ def pointwise(call: OpCall) -> list:
     wrong = [i for i in range(len(call.xs)) if call.erroneous(i)]
     library = call.op.opcode in LIBRARY
     # exactly rounded ops on exact inputs give every faithful execution the same bits (not so
-    # the exact result: forward bounds count the op's own rounding)
-    exact_here = not library and not call.forward
+    # the exact result of a float op: forward bounds count the op's own rounding)
+    exact_here = not library and not (call.forward and is_float(call.dtype))
     if not wrong and exact_here:
         return [np.zeros(ref.shape)]
     xs = [_f64(x) for x in call.xs]
-    run = call.run
+    runs = [call.run]
     if call.forward and call.op.opcode == "CAST" and is_float(call.dtype):
-        run = _identity          # exactly, a float cast changes nothing: its rounding is error
-    values = [run(xs)]
-    for signs in itertools.product((-1.0, 1.0), repeat=len(wrong)):
-        corner = list(xs)
-        for i, s in zip(wrong, signs):
-            corner[i] = xs[i] + s * call.es[i]
-        values.append(run(corner))
+        runs = [_identity]       # exactly, a float cast changes nothing: its rounding is error
+    elif call.forward and is_float(call.at.get("dtype")) and call.op.opcode != "CAST":
+        # a scalar operand is an element of the tensor's dtype: exactly, it is the number
+        runs.append(lambda arrays: call.run(arrays, dtype=DataType.DT_DOUBLE))
+    try:
+        values = [run(xs) for run in runs]
+        for signs in itertools.product((-1.0, 1.0), repeat=len(wrong)):
+            corner = list(xs)
+            for i, s in zip(wrong, signs):
+                corner[i] = xs[i] + s * call.es[i]
+            values += [run(corner) for run in runs]
+    except TypeError:            # an integer-only op (bitwise, shifts) on inexact inputs
+        return [np.where(_spread(call, ref.shape) > 0, INF, 0.0)]
     lo, hi = hull([np.reshape(v, ref.shape) if np.size(v) == ref.size else v
                    for v in values])
     if library:
@@ -193,7 +221,7 @@ def pointwise(call: OpCall) -> list:
         lo, hi = widen(lo, hi, slack)
     e = call.settle(ref, lo, hi)
     e = np.where(_zero_crossing(call, ref.shape), INF, e)
-    if exact_here:
+    if exact_here and wrong:
         # inputs that are exact element by element give this op's exact (bitwise) result
         spread = _spread(call, ref.shape)
         e = np.where(spread > 0, e, 0.0)
@@ -461,6 +489,8 @@ def accumulate(call: OpCall, dst: np.ndarray | None, e_dst: np.ndarray | None,
     if at.get("reduce") == "multiply":
         # a product's bound is not a sum's: exact inputs only
         e = np.where(propagated > 0, INF, np.where(terms > 2, INF, 0.0))
+    if call.forward:
+        return e
     # one rounded add of exact values is the same in every execution
     return np.where((propagated == 0) & (terms <= 2), 0.0, e)
 
@@ -544,4 +574,5 @@ def add_into(call: OpCall, old: np.ndarray, e_old: np.ndarray) -> np.ndarray:
         radius = radius + 2 * rounding.unit_roundoff(call.dtype) * magnitude
     e = call.settle(call.refs[0], center - radius, center + radius)
     touched = run(np.zeros(old.shape), np.ones(np.shape(x)), absolute) != 0
-    return np.where(touched & (radius > 0), e, e_old)
+    changed = touched if call.forward else touched & (radius > 0)
+    return np.where(changed, e, e_old)

@@ -25,11 +25,13 @@ from pypto.frontend.binding import as_numpy
 from pypto.runtime.error_bounds import bound_run
 
 
-def forward_bounds(kernel: Any, *args: Any) -> dict[str, np.ndarray]:
+def forward_bounds(kernel: Any, *args: Any,
+                   known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """{parameter name: bound} for a call of `kernel` on `args` (run on copies: the arguments
-    are not changed). Outputs' bounds are where the kernel writes them, zero elsewhere. Call
-    it before the kernel call it is for: it runs the kernel (on the reference executor), so
-    `kernel.last_run` afterwards belongs to the next call."""
+    are not changed). Outputs' bounds are where the kernel writes them, zero elsewhere (or
+    what `known` gives a parameter: the bound an earlier kernel's result carries into this
+    one). Call it before the kernel call it is for: it runs the kernel (on the reference
+    executor), so `kernel.last_run` afterwards belongs to the next call."""
     import pypto
     copies = [_copy(a) for a in args]
     with _check_off(), pypto.options(runtime_options={"executor": "reference"}):
@@ -39,7 +41,10 @@ def forward_bounds(kernel: Any, *args: Any) -> dict[str, np.ndarray]:
     symbols = {k: v for k, v in ex.env.values.items()}
     arrays = {p.value.storage.id: as_numpy(c, p.name)[0]
               for p, c in zip(plan.program.params, copies)}
-    bounds = bound_run(plan, symbols, arrays, forward=True)
+    given = {p.value.storage.id: np.array(known[p.name], np.float64).reshape(
+        np.shape(arrays[p.value.storage.id])) for p in plan.program.params
+        if known and p.name in known}
+    bounds = bound_run(plan, symbols, arrays, forward=True, known=given)
     out = {}
     for p in plan.program.params:
         e = bounds.of(p.value.storage.id)
