@@ -33,7 +33,7 @@ def forward_bounds(kernel: Any, *args: Any,
     one). Call it before the kernel call it is for: it runs the kernel (on the reference
     executor), so `kernel.last_run` afterwards belongs to the next call."""
     import pypto
-    copies = [_copy(a) for a in args]
+    copies = [_copy(a) for a in args if _is_tensor(a)]   # the program's parameters, in order
     with _check_off(), pypto.options(runtime_options={"executor": "reference"}):
         kernel(*[_copy(a) for a in args])
     ex = kernel.last_executor
@@ -76,8 +76,15 @@ def assert_close(actual: Any, expected: Any, bound: np.ndarray, name: str = "out
         f"kernel {got[at]!r}, golden {want[at]!r}, allowed ±{allowed[at]:.3g}")
 
 
+def _is_tensor(a: Any) -> bool:
+    return hasattr(a, "clone") or isinstance(a, np.ndarray)
+
+
 def _copy(a: Any) -> Any:
-    return a.clone() if hasattr(a, "clone") else np.array(a, copy=True)
+    """A tensor argument's copy; other arguments (a config, a scalar) as they are."""
+    if hasattr(a, "clone"):
+        return a.clone()
+    return np.array(a, copy=True) if isinstance(a, np.ndarray) else a
 
 
 def _float64(a: Any) -> np.ndarray:

@@ -16,9 +16,9 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from numpy.testing import assert_allclose
 
 import pypto
+import pypto.testing
 from pypto.toolkit.example_cli import peek_run_mode, run_examples
 
 
@@ -67,12 +67,14 @@ def gelu_kernel(x: pypto.Tensor([T, D], pypto.DT_FP32),
 def test_gelu(device: str = DEVICE) -> None:
     x = torch.randn(T, D, device=device) * 3
     outs = [torch.zeros(T, D, device=device) for _ in range(3)]
+    # the goldens' tolerance: the kernel's own error bound, per element (see the README)
+    bounds = pypto.testing.forward_bounds(gelu_kernel, x, *outs)
     gelu_kernel(x, *outs)
-    assert_allclose(outs[0].numpy(), F.gelu(x).numpy(), rtol=1e-3, atol=1e-3)
-    assert_allclose(outs[1].numpy(), F.gelu(x, approximate="tanh").numpy(),
-                    rtol=1e-3, atol=1e-3)
-    assert_allclose(outs[2].numpy(), (x * torch.sigmoid(1.702 * x)).numpy(),
-                    rtol=1e-3, atol=1e-3)
+    x64 = x.double()
+    goldens = {"y_erf": F.gelu(x64), "y_tanh": F.gelu(x64, approximate="tanh"),
+               "y_sig": x64 * torch.sigmoid(1.702 * x64)}
+    for out, (name, golden) in zip(outs, goldens.items()):
+        pypto.testing.assert_close(out, golden, bounds[name], name)
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
@@ -94,10 +96,13 @@ def sigmoid_relu_kernel(x: pypto.Tensor([T, D], pypto.DT_FP32),
 def test_sigmoid_relu_silu(device: str = DEVICE) -> None:
     x = torch.randn(T, D, device=device) * 4
     outs = [torch.zeros(T, D, device=device) for _ in range(5)]
+    bounds = pypto.testing.forward_bounds(sigmoid_relu_kernel, x, *outs)
     sigmoid_relu_kernel(x, *outs)
-    goldens = [torch.sigmoid(x), torch.sigmoid(x), F.relu(x), F.relu(x), F.silu(x)]
-    for out, golden in zip(outs, goldens):
-        assert_allclose(out.numpy(), golden.numpy(), rtol=1e-3, atol=1e-3)
+    x64 = x.double()
+    goldens = {"sig": torch.sigmoid(x64), "sig_manual": torch.sigmoid(x64), "relu": F.relu(x64),
+               "relu_max": F.relu(x64), "silu_out": F.silu(x64)}
+    for out, (name, golden) in zip(outs, goldens.items()):
+        pypto.testing.assert_close(out, golden, bounds[name], name)
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
@@ -116,9 +121,10 @@ def swiglu_kernel(gate_up: pypto.Tensor([pypto.DYNAMIC, 2 * D], pypto.DT_FP32),
 def test_swiglu(device: str = DEVICE) -> None:
     gate_up = torch.randn(21, 2 * D, device=device)
     y = torch.zeros(21, D, device=device)
+    bounds = pypto.testing.forward_bounds(swiglu_kernel, gate_up, y)
     swiglu_kernel(gate_up, y)
-    gate, up = gate_up.chunk(2, dim=-1)
-    assert_allclose(y.numpy(), (F.silu(gate) * up).numpy(), rtol=1e-3, atol=1e-3)
+    gate, up = gate_up.double().chunk(2, dim=-1)
+    pypto.testing.assert_close(y, F.silu(gate) * up, bounds["y"], "y")
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
@@ -135,10 +141,10 @@ def test_bf16(device: str = DEVICE) -> None:
     x = (torch.randn(T, D, device=device) * 3).to(torch.bfloat16)
     sig = torch.zeros(T, D, dtype=torch.bfloat16, device=device)
     gelu = torch.zeros(T, D, dtype=torch.bfloat16, device=device)
+    bounds = pypto.testing.forward_bounds(bf16_kernel, x, sig, gelu)
     bf16_kernel(x, sig, gelu)
-    torch.testing.assert_close(sig, torch.sigmoid(x.float()).to(torch.bfloat16),
-                               atol=1e-2, rtol=1e-2)
-    torch.testing.assert_close(gelu, F.gelu(x.float()).to(torch.bfloat16), atol=1e-2, rtol=1e-2)
+    pypto.testing.assert_close(sig, torch.sigmoid(x.double()), bounds["sig"], "sig")
+    pypto.testing.assert_close(gelu, F.gelu(x.double()), bounds["gelu"], "gelu")
 
 
 EXAMPLES = {

@@ -18,9 +18,9 @@ Run:  python softmax.py [--run_mode sim|npu] [--list] [softmax::test_softmax]
 import sys
 
 import torch
-from numpy.testing import assert_allclose
 
 import pypto
+import pypto.testing
 from pypto.toolkit.example_cli import peek_run_mode, run_examples
 
 
@@ -52,8 +52,10 @@ def test_softmax(device: str = DEVICE) -> None:
     for batch in (SHAPE[0], 7, 1):          # different batch sizes, one compiled kernel
         x = torch.rand(batch, *SHAPE[1:], device=device)
         y = torch.zeros(batch, *SHAPE[1:], device=device)
+        # the golden's tolerance: the kernel's own error bound, per element (see the README)
+        bounds = pypto.testing.forward_bounds(softmax_kernel, x, y)
         softmax_kernel(x, y)
-        assert_allclose(y.numpy(), torch.softmax(x, dim=-1).numpy(), rtol=1e-3, atol=1e-3)
+        pypto.testing.assert_close(y, torch.softmax(x.double(), dim=-1), bounds["y"], "y")
     assert softmax_kernel.compile_count == 1
 
 
@@ -70,9 +72,10 @@ def softmax_bf16_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_BF16),
 def test_softmax_bf16(device: str = DEVICE) -> None:
     x = torch.randn(*SHAPE, device=device).to(torch.bfloat16)
     y = torch.zeros(*SHAPE, dtype=torch.bfloat16, device=device)
+    bounds = pypto.testing.forward_bounds(softmax_bf16_kernel, x, y)
     softmax_bf16_kernel(x, y)
-    golden = torch.softmax(x.float(), dim=-1).to(torch.bfloat16)
-    torch.testing.assert_close(y, golden, atol=1e-2, rtol=1e-2)
+    golden = torch.softmax(x.double(), dim=-1)
+    pypto.testing.assert_close(y, golden, bounds["y"], "y")   # the BF16 rounding included
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
@@ -89,9 +92,10 @@ def builtin_softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
 def test_builtin_softmax(device: str = DEVICE) -> None:
     x = (torch.randn(29, 256, device=device) * 3).to(torch.bfloat16)  # 3 full blocks + tail
     y = torch.zeros(29, 256, dtype=torch.bfloat16, device=device)
+    bounds = pypto.testing.forward_bounds(builtin_softmax_kernel, x, y)
     builtin_softmax_kernel(x, y)
-    golden = torch.softmax(x.float(), dim=-1).to(torch.bfloat16)
-    torch.testing.assert_close(y, golden, atol=1e-2, rtol=1e-2)
+    golden = torch.softmax(x.double(), dim=-1)
+    pypto.testing.assert_close(y, golden, bounds["y"], "y")
 
 
 EXAMPLES = {
