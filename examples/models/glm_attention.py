@@ -29,6 +29,7 @@ Run:  python glm_attention.py [--list] [glm_attention::decode_b8_16k] [--swimlan
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -174,8 +175,9 @@ def run(shape: Shape, stitch: int = 128, tiles: Tiles = Tiles(), order: str = "b
     holds the simulated run)."""
     kernel = build(stitch, tiles, order)
     q, k, v, out = inputs(shape)
-    bounds = pypto.testing.forward_bounds(kernel, q, k, v, out) if check else None
-    kernel(q, k, v, out)
+    with (pypto.testing.forward_bounds(kernel, q, k, v, out) if check
+          else contextlib.nullcontext({})) as bounds:
+        kernel(q, k, v, out)
     if check:
         pypto.testing.assert_close(out, golden(q, k, v), bounds["out"], "out")
     return kernel

@@ -23,6 +23,7 @@ Run:  python swiglu_ffn.py [--list] [swiglu_ffn::decode_t16] [--swimlane]
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass
@@ -123,8 +124,9 @@ def run(shape: Shape, tiles: Tiles = DECODE, stitch: int = 128, check: bool = Tr
     """One call at `shape`, checked against `golden`; returns the kernel (`last_run`)."""
     kernel = build(shape.hidden, shape.inter, tiles, stitch)
     x, wg, wu, wd, out = inputs(shape)
-    bounds = pypto.testing.forward_bounds(kernel, x, wg, wu, wd, out) if check else None
-    kernel(x, wg, wu, wd, out)
+    with (pypto.testing.forward_bounds(kernel, x, wg, wu, wd, out) if check
+          else contextlib.nullcontext({})) as bounds:
+        kernel(x, wg, wu, wd, out)
     if check:
         pypto.testing.assert_close(out, golden(x, wg, wu, wd), bounds["out"], "out")
     return kernel

@@ -25,8 +25,8 @@ def test_attention_matches_golden_and_one_compile_serves_every_size(attn, order)
     kernel = attn.build(stitch=4, order=order)
     for shape in (attn.Shape(1, 1200, kv_heads=2), attn.Shape(2, 300, kv_heads=1)):
         q, k, v, out = attn.inputs(shape)
-        bounds = pypto.testing.forward_bounds(kernel, q, k, v, out)
-        kernel(q, k, v, out)
+        with pypto.testing.forward_bounds(kernel, q, k, v, out) as bounds:
+            kernel(q, k, v, out)
         pypto.testing.assert_close(out, attn.golden(q, k, v), bounds["out"], "out")
     assert kernel.compile_count == 1
 
@@ -159,8 +159,8 @@ def test_ffn_matches_golden_with_a_short_last_block(ffn, tiles):
     kernel = ffn.build(256, 768, getattr(ffn, tiles))
     for tokens in (40, 5, 130):
         x, wg, wu, wd, out = ffn.inputs(ffn.Shape(tokens, 256, 768), seed=tokens)
-        bounds = pypto.testing.forward_bounds(kernel, x, wg, wu, wd, out)
-        kernel(x, wg, wu, wd, out)
+        with pypto.testing.forward_bounds(kernel, x, wg, wu, wd, out) as bounds:
+            kernel(x, wg, wu, wd, out)
         pypto.testing.assert_close(out, ffn.golden(x, wg, wu, wd), bounds["out"], "out")
     assert kernel.compile_count == 1
 

@@ -8,15 +8,14 @@ rounding on the element's paths, the terms each sum adds, the magnitudes that fl
 `assert_close` accepts |kernel - golden| <= 2 * bound: the kernel within its bound, the golden
 (at least as precise at every step) within as much.
 
-    bounds = pypto.testing.forward_bounds(kernel, q, k, v, out)   # before or after the call
-    kernel(q, k, v, out)
+    with pypto.testing.forward_bounds(kernel, q, k, v, out) as bounds:
+        kernel(q, k, v, out)
     pypto.testing.assert_close(out, golden(q, k, v), bounds["out"], "out")
 """
 from __future__ import annotations
 
 import contextlib
-import os
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -25,32 +24,39 @@ from pypto.frontend.binding import as_numpy
 from pypto.runtime.error_bounds import bound_run
 
 
+@contextlib.contextmanager
 def forward_bounds(kernel: Any, *args: Any,
-                   known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """{parameter name: bound} for a call of `kernel` on `args` (run on copies: the arguments
-    are not changed). Outputs' bounds are where the kernel writes them, zero elsewhere (or
-    what `known` gives a parameter: the bound an earlier kernel's result carries into this
-    one). Call it before the kernel call it is for: it runs the kernel (on the reference
-    executor), so `kernel.last_run` afterwards belongs to the next call."""
-    import pypto
+                   known: dict[str, np.ndarray] | None = None) -> Iterator[dict[str, np.ndarray]]:
+    """The bounds of one call of `kernel` on `args`, made inside the block:
+
+        with pypto.testing.forward_bounds(kernel, x, y) as bounds:
+            kernel(x, y)
+        pypto.testing.assert_close(y, golden, bounds["y"], "y")
+
+    The arguments are copied on entry; on exit the kernel's compiled program for that call
+    runs again on the copies, on the reference executor with the bounds' observer, giving
+    {parameter name: bound}. Outputs' bounds are where the kernel writes them, zero elsewhere
+    (or what `known` gives a parameter: the bound an earlier kernel's result carries in).
+    Nothing runs through the kernel itself: no recompile, no run folder, no change to its
+    record of the call."""
     copies = [_copy(a) for a in args if _is_tensor(a)]   # the program's parameters, in order
-    with _check_off(), pypto.options(runtime_options={"executor": "reference"}):
-        kernel(*[_copy(a) for a in args])
+    bounds: dict[str, np.ndarray] = {}
+    yield bounds
     ex = kernel.last_executor
+    if ex is None:
+        raise PyptoValueError(f"forward_bounds: kernel '{kernel.__name__}' was not called "
+                              f"inside the block")
     plan = ex.plan
-    symbols = {k: v for k, v in ex.env.values.items()}
     arrays = {p.value.storage.id: as_numpy(c, p.name)[0]
               for p, c in zip(plan.program.params, copies)}
     given = {p.value.storage.id: np.array(known[p.name], np.float64).reshape(
         np.shape(arrays[p.value.storage.id])) for p in plan.program.params
         if known and p.name in known}
-    bounds = bound_run(plan, symbols, arrays, forward=True, known=given)
-    out = {}
+    found = bound_run(plan, dict(ex.env.values), arrays, forward=True, known=given)
     for p in plan.program.params:
-        e = bounds.of(p.value.storage.id)
-        out[p.name] = np.zeros(np.shape(arrays[p.value.storage.id])) if e is None else \
-            e.reshape(np.shape(arrays[p.value.storage.id]))
-    return out
+        e = found.of(p.value.storage.id)
+        shape = np.shape(arrays[p.value.storage.id])
+        bounds[p.name] = np.zeros(shape) if e is None else e.reshape(shape)
 
 
 def assert_close(actual: Any, expected: Any, bound: np.ndarray, name: str = "output") -> None:
@@ -94,12 +100,3 @@ def _float64(a: Any) -> np.ndarray:
     return np.asarray(a).astype(np.float64)
 
 
-@contextlib.contextmanager
-def _check_off():
-    """The bound run is a reference run: no cross-check of it against the tile executor."""
-    saved = os.environ.pop("OPENPTO_CHECK_EXECUTORS", None)
-    try:
-        yield
-    finally:
-        if saved is not None:
-            os.environ["OPENPTO_CHECK_EXECUTORS"] = saved

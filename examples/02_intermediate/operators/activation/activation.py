@@ -68,8 +68,8 @@ def test_gelu(device: str = DEVICE) -> None:
     x = torch.randn(T, D, device=device) * 3
     outs = [torch.zeros(T, D, device=device) for _ in range(3)]
     # the goldens' tolerance: the kernel's own error bound, per element (see the README)
-    bounds = pypto.testing.forward_bounds(gelu_kernel, x, *outs)
-    gelu_kernel(x, *outs)
+    with pypto.testing.forward_bounds(gelu_kernel, x, *outs) as bounds:
+        gelu_kernel(x, *outs)
     x64 = x.double()
     goldens = {"y_erf": F.gelu(x64), "y_tanh": F.gelu(x64, approximate="tanh"),
                "y_sig": x64 * torch.sigmoid(1.702 * x64)}
@@ -96,8 +96,8 @@ def sigmoid_relu_kernel(x: pypto.Tensor([T, D], pypto.DT_FP32),
 def test_sigmoid_relu_silu(device: str = DEVICE) -> None:
     x = torch.randn(T, D, device=device) * 4
     outs = [torch.zeros(T, D, device=device) for _ in range(5)]
-    bounds = pypto.testing.forward_bounds(sigmoid_relu_kernel, x, *outs)
-    sigmoid_relu_kernel(x, *outs)
+    with pypto.testing.forward_bounds(sigmoid_relu_kernel, x, *outs) as bounds:
+        sigmoid_relu_kernel(x, *outs)
     x64 = x.double()
     goldens = {"sig": torch.sigmoid(x64), "sig_manual": torch.sigmoid(x64), "relu": F.relu(x64),
                "relu_max": F.relu(x64), "silu_out": F.silu(x64)}
@@ -121,8 +121,8 @@ def swiglu_kernel(gate_up: pypto.Tensor([pypto.DYNAMIC, 2 * D], pypto.DT_FP32),
 def test_swiglu(device: str = DEVICE) -> None:
     gate_up = torch.randn(21, 2 * D, device=device)
     y = torch.zeros(21, D, device=device)
-    bounds = pypto.testing.forward_bounds(swiglu_kernel, gate_up, y)
-    swiglu_kernel(gate_up, y)
+    with pypto.testing.forward_bounds(swiglu_kernel, gate_up, y) as bounds:
+        swiglu_kernel(gate_up, y)
     gate, up = gate_up.double().chunk(2, dim=-1)
     pypto.testing.assert_close(y, F.silu(gate) * up, bounds["y"], "y")
 
@@ -141,8 +141,8 @@ def test_bf16(device: str = DEVICE) -> None:
     x = (torch.randn(T, D, device=device) * 3).to(torch.bfloat16)
     sig = torch.zeros(T, D, dtype=torch.bfloat16, device=device)
     gelu = torch.zeros(T, D, dtype=torch.bfloat16, device=device)
-    bounds = pypto.testing.forward_bounds(bf16_kernel, x, sig, gelu)
-    bf16_kernel(x, sig, gelu)
+    with pypto.testing.forward_bounds(bf16_kernel, x, sig, gelu) as bounds:
+        bf16_kernel(x, sig, gelu)
     pypto.testing.assert_close(sig, torch.sigmoid(x.double()), bounds["sig"], "sig")
     pypto.testing.assert_close(gelu, F.gelu(x.double()), bounds["gelu"], "gelu")
 

@@ -72,8 +72,8 @@ def test_layer_norm(device: str = DEVICE) -> None:
         x = torch.randn(tokens, HIDDEN, device=device) * 2 + 0.5
         y = torch.zeros(tokens, HIDDEN, device=device)
         # the golden's tolerance: the kernel's own error bound, per element (see the README)
-        bounds = pypto.testing.forward_bounds(layer_norm_kernel, x, gamma, beta, y, cfg)
-        layer_norm_kernel(x, gamma, beta, y, cfg)
+        with pypto.testing.forward_bounds(layer_norm_kernel, x, gamma, beta, y, cfg) as bounds:
+            layer_norm_kernel(x, gamma, beta, y, cfg)
         golden = torch_layer_norm(x.double(), gamma.double(), beta.double(), cfg.eps)
         pypto.testing.assert_close(y, golden, bounds["y"], "y")
     assert layer_norm_kernel.compile_count == 1
@@ -104,8 +104,8 @@ def test_layer_norm_bf16(device: str = DEVICE) -> None:
     gamma = torch.randn(HIDDEN, device=device).to(torch.bfloat16)
     beta = torch.randn(HIDDEN, device=device).to(torch.bfloat16)
     y = torch.zeros(45, HIDDEN, dtype=torch.bfloat16, device=device)
-    bounds = pypto.testing.forward_bounds(layer_norm_bf16_kernel, x, gamma, beta, y, cfg)
-    layer_norm_bf16_kernel(x, gamma, beta, y, cfg)
+    with pypto.testing.forward_bounds(layer_norm_bf16_kernel, x, gamma, beta, y, cfg) as bounds:
+        layer_norm_bf16_kernel(x, gamma, beta, y, cfg)
     golden = torch_layer_norm(x.double(), gamma.double(), beta.double(), cfg.eps)
     pypto.testing.assert_close(y, golden, bounds["y"], "y")
 

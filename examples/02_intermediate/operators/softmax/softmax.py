@@ -53,8 +53,8 @@ def test_softmax(device: str = DEVICE) -> None:
         x = torch.rand(batch, *SHAPE[1:], device=device)
         y = torch.zeros(batch, *SHAPE[1:], device=device)
         # the golden's tolerance: the kernel's own error bound, per element (see the README)
-        bounds = pypto.testing.forward_bounds(softmax_kernel, x, y)
-        softmax_kernel(x, y)
+        with pypto.testing.forward_bounds(softmax_kernel, x, y) as bounds:
+            softmax_kernel(x, y)
         pypto.testing.assert_close(y, torch.softmax(x.double(), dim=-1), bounds["y"], "y")
     assert softmax_kernel.compile_count == 1
 
@@ -72,8 +72,8 @@ def softmax_bf16_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_BF16),
 def test_softmax_bf16(device: str = DEVICE) -> None:
     x = torch.randn(*SHAPE, device=device).to(torch.bfloat16)
     y = torch.zeros(*SHAPE, dtype=torch.bfloat16, device=device)
-    bounds = pypto.testing.forward_bounds(softmax_bf16_kernel, x, y)
-    softmax_bf16_kernel(x, y)
+    with pypto.testing.forward_bounds(softmax_bf16_kernel, x, y) as bounds:
+        softmax_bf16_kernel(x, y)
     golden = torch.softmax(x.double(), dim=-1)
     pypto.testing.assert_close(y, golden, bounds["y"], "y")   # the BF16 rounding included
 
@@ -92,8 +92,8 @@ def builtin_softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16),
 def test_builtin_softmax(device: str = DEVICE) -> None:
     x = (torch.randn(29, 256, device=device) * 3).to(torch.bfloat16)  # 3 full blocks + tail
     y = torch.zeros(29, 256, dtype=torch.bfloat16, device=device)
-    bounds = pypto.testing.forward_bounds(builtin_softmax_kernel, x, y)
-    builtin_softmax_kernel(x, y)
+    with pypto.testing.forward_bounds(builtin_softmax_kernel, x, y) as bounds:
+        builtin_softmax_kernel(x, y)
     golden = torch.softmax(x.double(), dim=-1)
     pypto.testing.assert_close(y, golden, bounds["y"], "y")
 

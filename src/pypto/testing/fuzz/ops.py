@@ -35,7 +35,7 @@ UNARY_FLOAT = {
     "ceil": ("pypto.ceil({x})", "torch.ceil({x})", lambda v: v.depth == 0,
              lambda v: (math.ceil(v.lo), math.ceil(v.hi))),
     "clip": ("pypto.clip({x}, -1.5, 1.0)", "torch.clamp({x}, -1.5, 1.0)", lambda v: True,
-             lambda v: (max(v.lo, -1.5), min(v.hi, 1.0))),
+             lambda v: (min(max(v.lo, -1.5), 1.0), min(max(v.hi, -1.5), 1.0))),
     "exp2": ("pypto.exp2({x})", "torch.exp2({x})", lambda v: v.hi <= 4,
              lambda v: (2.0 ** v.lo, 2.0 ** v.hi)),
     "expm1": ("pypto.expm1({x})", "torch.expm1({x})", lambda v: v.hi <= 3,
@@ -167,7 +167,7 @@ def scalar_op(b: Builder, v: Val) -> Val:
     if v.lo >= 0.25:
         forms.append(("{s} / {x}", lambda: (s / v.hi, s / v.lo)))
     k, r = rng.choice(forms)
-    lo, hi = r()
+    lo, hi = sorted(r())   # a negative scalar flips a product's or quotient's range
     return b.op(k.format(x=v.name, s=s), k.replace("pypto.maximum", "torch.clamp_min")
                 .format(x=v.name, s=s), v, lo=lo, hi=hi)
 
