@@ -14,9 +14,9 @@ Run:  python reduce.py [--run_mode sim|npu] [--list] [reduce::test_reduce_dims]
 import sys
 
 import torch
-from numpy.testing import assert_allclose
 
 import pypto
+import pypto.testing
 from pypto.toolkit.example_cli import peek_run_mode, run_examples
 
 
@@ -46,12 +46,15 @@ def test_reduce_dims(device: str = DEVICE) -> None:
     max_mid = torch.zeros(B, 1, H, device=device)
     min_first = torch.zeros(S, H, device=device)
     mean_last = torch.zeros(B, S, 1, device=device)
-    reduce_kernel(x, sum_last, max_mid, min_first, mean_last)
-    assert_allclose(sum_last.numpy(), x.sum(dim=-1).numpy(), rtol=1e-3, atol=1e-3)
-    assert_allclose(max_mid.numpy(), x.amax(dim=1, keepdim=True).numpy(), rtol=1e-3, atol=1e-3)
-    assert_allclose(min_first.numpy(), x.amin(dim=0).numpy(), rtol=1e-3, atol=1e-3)
-    assert_allclose(mean_last.numpy(), x.mean(dim=2, keepdim=True).numpy(),
-                    rtol=1e-3, atol=1e-3)
+    outs = (sum_last, max_mid, min_first, mean_last)
+    # the goldens' tolerance: the kernel's own error bound, per element (see the README)
+    with pypto.testing.forward_bounds(reduce_kernel, x, *outs) as bounds:
+        reduce_kernel(x, *outs)
+    x64 = x.double()
+    goldens = {"sum_last": x64.sum(dim=-1), "max_mid": x64.amax(dim=1, keepdim=True),
+               "min_first": x64.amin(dim=0), "mean_last": x64.mean(dim=2, keepdim=True)}
+    for out, (name, golden) in zip(outs, goldens.items()):
+        pypto.testing.assert_close(out, golden, bounds[name], name)
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
@@ -76,13 +79,15 @@ def test_keepdim_broadcast(device: str = DEVICE) -> None:
     centered = torch.zeros(S, H, device=device)
     var = torch.zeros(S, 1, device=device)
     span = torch.zeros(S, device=device)
-    normalize_kernel(x, centered, var, span)
-    golden_centered = x - x.mean(dim=-1, keepdim=True)
-    assert_allclose(centered.numpy(), golden_centered.numpy(), rtol=1e-3, atol=1e-3)
-    assert_allclose(var.numpy(), x.var(dim=-1, keepdim=True, unbiased=False).numpy(),
-                    rtol=1e-3, atol=1e-3)
-    assert_allclose(span.numpy(), (x.amax(dim=-1) - x.amin(dim=-1)).numpy(),
-                    rtol=1e-3, atol=1e-3)
+    with pypto.testing.forward_bounds(normalize_kernel, x, centered, var, span) as bounds:
+        normalize_kernel(x, centered, var, span)
+    x64 = x.double()
+    pypto.testing.assert_close(centered, x64 - x64.mean(dim=-1, keepdim=True),
+                               bounds["centered"], "centered")
+    pypto.testing.assert_close(var, x64.var(dim=-1, keepdim=True, unbiased=False),
+                               bounds["var"], "var")
+    pypto.testing.assert_close(span, x64.amax(dim=-1) - x64.amin(dim=-1), bounds["span"],
+                               "span")
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": global_run_mode})
@@ -96,9 +101,10 @@ def bf16_sum_kernel(x: pypto.Tensor([S, 256], pypto.DT_BF16),
 def test_bf16_sum(device: str = DEVICE) -> None:
     x = torch.rand(S, 256, device=device).to(torch.bfloat16)
     out = torch.zeros(S, 1, dtype=torch.bfloat16, device=device)
-    bf16_sum_kernel(x, out)
-    golden = x.float().sum(dim=-1, keepdim=True).to(torch.bfloat16)  # FP32 accumulation
-    torch.testing.assert_close(out, golden, atol=1e-2, rtol=1e-2)
+    with pypto.testing.forward_bounds(bf16_sum_kernel, x, out) as bounds:
+        bf16_sum_kernel(x, out)
+    golden = x.double().sum(dim=-1, keepdim=True)   # exact; the kernel's BF16 rounding is bounded
+    pypto.testing.assert_close(out, golden, bounds["out"], "out")
 
 
 EXAMPLES = {
