@@ -167,3 +167,18 @@ def test_every_op_that_makes_a_value_has_a_rule():
                      if not d.writes and code not in ("PRINT", "SAVE")
                      and code not in error_rules.RULES)
     assert missing == []
+
+
+def test_an_op_without_a_rule_is_a_named_error_at_its_line(monkeypatch):
+    """Should an op ever miss its rule, the check says which op and where, not a traceback
+    from inside the bounds."""
+    monkeypatch.delitem(error_rules.RULES, "EXP")
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, 64], pypto.DT_FP32), y: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        y[:] = pypto.exp(x)
+
+    x = torch.randn(8, 64)
+    with pytest.raises(pypto.PyptoError, match=r"op EXP has no error-bound rule.*test_error_bounds"):
+        _bounds(k, x, torch.zeros(8, 64))

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto.errors import PyptoRuntimeError
 from pypto.ir.operation import Operation
 from pypto.ops.core import REGISTRY
 from pypto.runtime.error_rules import (ADDS_INTO, INF, RULES, OpCall, accumulate, accumulates,
@@ -66,11 +67,12 @@ class ErrorBounds:
         """A value op has run and stored its results."""
         if not op.outputs or (op.opcode == "RESHAPE" and op.attrs.get("inplace")):
             return
+        rule = RULES.get(op.opcode)
+        if rule is None:   # a new op registered without one (a test keeps the table complete)
+            raise PyptoRuntimeError(f"internal: op {op.opcode} has no error-bound rule "
+                                    f"(runtime/error_rules.py RULES)", op.loc)
         refs = [self._valid_ref(ex, v) for v in op.outputs]
         call = OpCall(op, xs, self._input_bounds(ex, op, at), _clean(at), refs, self.forward)
-        rule = RULES.get(op.opcode)
-        if rule is None:
-            raise NotImplementedError(f"no error-bound rule for {op.opcode}")
         for v, e in zip(op.outputs, rule(call)):
             self._store(ex, v, e)
 

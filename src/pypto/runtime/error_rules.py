@@ -286,12 +286,18 @@ def summation(call: OpCall) -> list:
         return [np.asarray(call.run([call.es[0]]), np.float64).reshape(ref.shape)]
     x, e = _f64(call.xs[0]), call.es[0]
     lo, hi = call.run([x - e]), call.run([x + e])
-    code = call.op.opcode
-    terms = x.shape[call.at["dim"]] if code == "CUMSUM" else max(1, x.size // max(ref.size, 1))
+    terms = _terms(call, x, ref)
     precision = rounding.compute_precision(call.op.inputs[0].dtype)
     slack = rounding.gamma(terms, precision) * np.asarray(call.run([np.abs(x) + e]))
     lo, hi = widen(np.asarray(lo), np.asarray(hi), slack)
     return [call.settle(ref, lo.reshape(ref.shape), hi.reshape(ref.shape))]
+
+
+def _terms(call: OpCall, x: np.ndarray, ref: np.ndarray) -> int:
+    """How many input elements each result of a reduction (or a cumulative op's last) adds."""
+    if "dim" in call.at:                          # cumsum, cumprod: along one axis
+        return x.shape[call.at["dim"]]
+    return max(1, x.size // max(ref.size, 1))
 
 
 def extreme(call: OpCall) -> list:
@@ -308,7 +314,7 @@ def product(call: OpCall) -> list:
     ref = call.refs[0]
     x, e = _f64(call.xs[0]), call.es[0]
     mag, grown = np.abs(call.run([np.abs(x)])), np.abs(call.run([np.abs(x) + e]))
-    terms = x.shape[call.at["dim"]] if "dim" in call.at else max(1, x.size // max(ref.size, 1))
+    terms = _terms(call, x, ref)
     precision = rounding.compute_precision(call.op.inputs[0].dtype)
     radius = (grown - mag) + 2 * rounding.gamma(terms, precision) * grown
     center = np.asarray(call.run([x]), np.float64)
@@ -514,7 +520,7 @@ RULES: dict[str, Callable[[OpCall], list]] = {
     "FILLPAD": lambda c: move(c, value=0.0), "PAD": lambda c: move(c, value=0.0),
     "GATHER": lambda c: move(c, (1,)), "INDEX_SELECT": lambda c: move(c, (1,)),
     "SCATTER_UPDATE": lambda c: move(c, (1,)),
-    "ONE_HOT": lambda c: bits(c),
+    "ONE_HOT": bits,
     "BITCAST": bits, "PACK": bits, "UNPACK": bits,
     "FULL": exact, "ARANGE": exact,
     "SCATTER": lambda c: [accumulate(c, None, None, (1,))] if c.at["reduce"] else
