@@ -1,8 +1,7 @@
-"""GM traffic of a task as the memory hierarchy serves it: the L2 cache and the HBM/L2 bandwidth
-shares.
+"""GM traffic of a task as the memory hierarchy serves it: the L2 cache and write-back.
 
-Takes a task's GM boxes → the bytes that hit L2, the bytes that go to HBM, and the bandwidth
-each class of traffic gets while `active` tasks run. Keeps: the L2 hits are exactly those of
+Takes a task's GM boxes → the bytes that hit L2, the bytes that go to HBM, and whether its
+writes land in L2 (the bandwidth they get is `flow`'s). Keeps: the L2 hits are exactly those of
 the plain definition (`tests/machine/test_l2_lines_brought_in.py`: a line hits when fewer than
 `l2_capacity / l2_line` lines were brought into L2, i.e. missed, since it was last touched).
 """
@@ -229,8 +228,8 @@ def segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...]
 class Memory:
     """L2 and HBM as the tasks of one run see them, in the order they start.
 
-    Reads that hit L2 share L2 bandwidth, misses share HBM bandwidth, among the `active` tasks
-    running when a task starts. L2 is write-back (hw_model §5): writes land in L2 at its
+    Reads that hit L2 take L2 bandwidth, misses HBM bandwidth (shared as `flow` says). L2 is
+    write-back (hw_model §5): writes land in L2 at its
     bandwidth until the kernel has written more than L2 holds; from then on every write evicts
     a dirty line and moves at the HBM share. NONE_CACHEABLE storages never enter L2."""
 
@@ -243,9 +242,10 @@ class Memory:
         self.l2_bw = float(memory["l2_bytes_per_cycle"])
         self.written = 0.0   # GM bytes written so far (L2 absorbs them until it is full)
 
-    def traffic(self, task: SimTask, active: int) -> tuple:
-        """(L2-hit bytes, HBM bytes, HBM share, L2 share, whether the writes land in L2) of
-        `task` starting while `active` tasks (itself included) run."""
+    def serve(self, task: SimTask) -> tuple[float, float, bool]:
+        """(L2-hit bytes, HBM bytes, whether the writes land in L2) of `task`, which starts
+        now: its reads and writes enter L2 in the order the tasks start (the bandwidth each
+        class of traffic gets is `flow`'s)."""
         access = self.l2.access
         uncached = task.uncached
         reads_total, hit_lines, total_lines, _ = access(task.reads, task.read_layouts, uncached)
@@ -257,8 +257,8 @@ class Memory:
         else:
             hit = 0.0
         writes = task.writes
-        cached_writes = writes and access(writes, task.write_layouts, uncached)[3]
+        cached_writes = bool(writes) and access(writes, task.write_layouts, uncached)[3]
         mte3 = task.mte3_bytes
         write_back = cached_writes and self.written + mte3 <= self.l2_capacity
         self.written += mte3
-        return hit, mte2 - hit, self.hbm_bw / active, self.l2_bw / active, write_back
+        return hit, mte2 - hit, write_back

@@ -15,21 +15,17 @@ The model, with every constant from the machine spec:
   which its thread sees `completion_cycles` after it ends (the core's completion register,
   hw_costs §2); a core holds one running and one pending task (`slots_per_core`); the core a
   ready task goes to depends on `device_sched_mode` (`scheduling.Cores.choose`);
-- a task's duration is `timing.task_cycles`, its GM traffic shared (`memory.Memory`: an
-  LRU-like L2, HBM and L2 bandwidth shares, write-back) with the tasks running when it is
-  dispatched, not those still waiting in a pending slot; `simulate` then runs the schedule
-  again with each task sharing with the tasks of its whole life in that first pass
-  (`sharing`: one relaxation step toward the fluid model);
+- a task's reads and writes meet L2 when it is dispatched (`memory.Memory`: an LRU-like L2,
+  write-back); it begins once dispatched and its core is free of the tasks before it; its
+  duration is `timing.task_cycles` with its busiest pipe re-timed whenever the running set
+  changes (`flow`: HBM and L2 bandwidth shared by the tasks running, the fluid model);
   the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
 
 `ModelWindow` below runs a window by that definition, one event at a time on the event core
-(`events.EventQueue`): it is THE model. `simulate` runs the fast path
-`fast_window.run_fast_window` instead, which decides the same
-(tests/machine/test_fast_window.py) at about twice the model's speed.
+(`events.EventQueue`): it is THE model, the readable specification.
 """
 from __future__ import annotations
 
-import heapq
 from collections import defaultdict, deque
 from enum import Enum
 from itertools import chain, compress, islice
@@ -38,20 +34,22 @@ from typing import Sequence
 
 from pypto.gc_pause import gc_paused
 from pypto.machine.events import EventQueue
-from pypto.machine.fast_window import run_fast_window
+from pypto.machine.flow import Flows
 from pypto.machine.memory import Memory
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
-from pypto.machine.sharing import lifetime_sharers
 from pypto.machine.scheduling import (Cores, SchedulerThreads, WindowGraph, WindowRun,
                                       build_cycles)
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, run_stats
-from pypto.machine.timing import CoreTiming, task_cycles
+from pypto.machine.timing import (CoreTiming, lead_cycles, tail_cycles, task_cycles,
+                                  task_terms)
 
 
 class Event(Enum):
     READY = "ready"   # a task's last dependency is resolved: it joins its core type's queue
-    DONE = "done"     # a task ends: its slot frees and its thread resolves its successors
+    BEGIN = "begin"   # a task begins on its core: it shares GM bandwidth from now on
+    END = "end"       # a task's (current) end: it stops sharing; its core takes the next one
+    DONE = "done"     # its thread sees the end: the slot frees and its successors resolve
 
 
 class ModelWindow:
@@ -64,27 +62,78 @@ class ModelWindow:
         sim.threads.start_window(start)
         self.queues = (deque(), deque())           # ready tasks per core type
         self.producer: list[int | None] = [None] * len(tasks)   # core of the last resolver
-        self.running: list[float] = []             # ends of dispatched tasks (heap)
-        self.waiting: list[float] = []             # starts of those queued behind a task (heap)
+        # per core the tasks dispatched to it and not ended, in order: the first one runs
+        # (or begins once its dispatch is done), the others wait in its pending slots
+        self.lineup = [deque() for _ in range(sim.spec.aic + sim.spec.aiv)]
+        self.dispatched = [0.0] * len(tasks)       # when its dispatch was done
+        self.version = [0] * len(tasks)            # of its END event: re-timing raises anew
+        self.write_back = [False] * len(tasks)     # its writes land in L2
+        self.flows = Flows(len(tasks), sim.memory.hbm_bw, sim.memory.l2_bw)
         self.out = WindowRun(len(tasks))
         for i in graph.roots:
-            self.events.schedule(start, (Event.READY, i))
+            self.events.schedule(start, (Event.READY, i, 0))
 
     def run(self) -> WindowRun:
         self.events.run(self.handle)
         return self.out
 
-    def handle(self, event: tuple[Event, int]) -> None:
-        kind, i = event
+    def handle(self, event: tuple[Event, int, int]) -> None:
+        kind, i, version = event
         if kind is Event.READY:
             self.queues[self.graph.kinds[i]].append(i)
             self.out.ready[i] = self.events.now
+        elif kind is Event.BEGIN:
+            self.begin(i)
+            return
+        elif kind is Event.END:
+            if version == self.version[i]:   # else re-timed since: a later END stands
+                self.end(i)
+            return
         else:
             self.finish(i)
         self.dispatch(self.graph.kinds[i])
 
+    def begin(self, i: int) -> None:
+        """Task i begins on its core: it shares GM bandwidth from now to its end (`flow`)."""
+        sim, now, task, out = self.sim, self.events.now, self.tasks[i], self.out
+        out.start[i] = now
+        core = sim.timing[self.graph.kinds[i]]
+        if task.empty:   # it moves nothing: it takes the head and shares with nobody
+            self.retime([i], {i: now + core.head})
+            return
+        pipe = (task_terms(task, core.cube), core, out.hit[i], out.hbm[i],
+                bool(task.mte3_bytes), self.write_back[i])
+        self.retime(self.flows.join(i, now, lead_cycles(task, core), tail_cycles(task, core),
+                                    pipe))
+
+    def end(self, i: int) -> None:
+        """Task i ends: it stops sharing, its core begins the next task in its lineup, its
+        thread sees the end a completion latency later."""
+        now, g = self.events.now, self.out.core[i]
+        self.out.end[i] = now
+        if not self.tasks[i].empty:
+            self.retime(self.flows.leave(i, now))
+        lineup = self.lineup[g]
+        lineup.popleft()
+        if lineup:   # the next one was dispatched behind i: it begins now, or once dispatched
+            self.events.schedule(max(now, self.dispatched[lineup[0]]),
+                                 (Event.BEGIN, lineup[0], 0))
+        else:
+            self.cores.free_at[g] = now
+        self.events.schedule(now + self.sim.notice, (Event.DONE, i, 0))
+
+    def retime(self, tasks: list[int], ends: dict[int, float] | None = None) -> None:
+        """Raise the (new) END events of `tasks`; a core's `free_at` follows its last task."""
+        for j in tasks:
+            end = self.flows.end_of(j) if ends is None else ends[j]
+            self.version[j] += 1
+            self.events.schedule(end, (Event.END, j, self.version[j]))
+            g = self.out.core[j]
+            if self.lineup[g][-1] == j:
+                self.cores.free_at[g] = end
+
     def finish(self, i: int) -> None:
-        """Task i ended: free its slot; its core's thread resolves its successors."""
+        """Task i's end is seen: free its slot; its core's thread resolves its successors."""
         g = self.out.core[i]
         self.cores.used[g] -= 1
         succ = self.graph.successors[i]
@@ -100,7 +149,7 @@ class ModelWindow:
             # a producer on the other core type is no affinity target
             self.producer[s] = g if graph.kinds[s] == graph.kinds[i] else None
             if graph.remaining[s] == 0:
-                self.events.schedule(resolved, (Event.READY, s))
+                self.events.schedule(resolved, (Event.READY, s, 0))
 
     def dispatch(self, ty: int) -> None:
         """Hand ready tasks of core type `ty` to cores while one has a free slot; in L2
@@ -119,51 +168,40 @@ class ModelWindow:
             self.start(i, g)
 
     def start(self, i: int, g: int) -> None:
-        """Dispatch task i to core g: it starts once dispatched and the core is free."""
+        """Dispatch task i to core g: its reads and writes meet L2 now (in dispatch order); it
+        begins once dispatched and the core is free of the tasks before it."""
         sim, now, task = self.sim, self.events.now, self.tasks[i]
         threads, cores, out = sim.threads, self.cores, self.out
-        dispatched = threads.work(threads.owner[g], "dispatch", now,
-                                  float(sim.spec.aicpu["dispatch_cycles_per_task"]), 1)
-        queued = cores.free_at[g] > dispatched   # it waits in the core's pending slot
-        begin = max(cores.free_at[g], dispatched)
-        if not sim.warm[g]:   # the core's first task of the run starts late: its cold start
-            sim.warm[g] = True
-            begin += sim.cold_start
-        # the GM traffic is shared with the tasks running now: dispatched, not ended, and not
-        # still waiting in a pending slot; or, given `sharers`, with those of its life
-        # (`sharing`)
-        while self.running and self.running[0] <= now:
-            heapq.heappop(self.running)
-        while self.waiting and self.waiting[0] <= now:
-            heapq.heappop(self.waiting)
-        sharers = (len(self.running) - len(self.waiting) + 1 if sim.sharers is None
-                   else sim.sharers[task.id])
-        hit, hbm, hbm_share, l2_share, write_back = sim.memory.traffic(task, sharers)
-        end = begin + task_cycles(task, sim.timing[self.graph.kinds[i]], hit, hbm, hbm_share,
-                                  l2_share, write_back)
-        cores.free_at[g] = end
+        self.dispatched[i] = dispatched = threads.work(
+            threads.owner[g], "dispatch", now, float(sim.spec.aicpu["dispatch_cycles_per_task"]),
+            1)
+        hit, hbm, write_back = sim.memory.serve(task)
+        out.core[i], out.hit[i], out.hbm[i] = g, hit, hbm
+        self.write_back[i] = write_back
+        lineup = self.lineup[g]
+        lineup.append(i)
         cores.used[g] += 1
-        heapq.heappush(self.running, end)
-        if queued:
-            heapq.heappush(self.waiting, begin)
-        out.core[i], out.start[i], out.end[i], out.hit[i], out.hbm[i] = g, begin, end, hit, hbm
-        # its thread sees the end a completion latency later: only then is the slot free and
-        # the successors resolved
-        self.events.schedule(end + sim.notice, (Event.DONE, i))
+        begin = max(cores.free_at[g], dispatched)
+        if len(lineup) == 1:   # the core is free: it begins once dispatched
+            if not sim.warm[g]:   # the core's first task of the run starts late: cold start
+                sim.warm[g] = True
+                begin += sim.cold_start
+            self.events.schedule(begin, (Event.BEGIN, i, 0))
+        # until it begins, the core counts as free at its end at the share it would get now
+        # (`Cores.choose` compares cores by it)
+        core = sim.timing[self.graph.kinds[i]]
+        n = len(self.flows.running) + 1
+        cores.free_at[g] = begin + task_cycles(task, core, hit, hbm, sim.memory.hbm_bw / n,
+                                               sim.memory.l2_bw / n, write_back)
 
 
 class Simulator:
     """One run: the windows in order, each built by the control thread, then run."""
 
     def __init__(self, spec: MachineSpec, sched_mode: int = 0,
-                 sched_threads: int | None = None, model: bool = False,
-                 sharers: Sequence[float] | None = None):
-        """`sharers`: per task id, how many tasks share its GM bandwidth
-        (`sharing.lifetime_sharers`); None: those running when it is dispatched."""
+                 sched_threads: int | None = None):
         self.spec = spec
-        self.sharers = sharers
         self.mode = sched_mode
-        self.model = model   # run windows by `ModelWindow`, not the fast path
         self.slots = spec.aicpu["slots_per_core"]
         self.threads = SchedulerThreads(spec, sched_threads)
         self.memory = Memory(spec.memory)
@@ -206,10 +244,7 @@ class Simulator:
         """Run one window's tasks from `start`; returns when its last task ends."""
         if not tasks:
             return start
-        if self.model:
-            out = ModelWindow(self, tasks, graph, start).run()
-        else:
-            out = run_fast_window(self, tasks, graph, start)
+        out = ModelWindow(self, tasks, graph, start).run()
         kinds, core_of, begin_of, end_of, hit_of, hbm_of, ready_at = (
             graph.kinds, out.core, out.start, out.end, out.hit, out.hbm, out.ready)
         if None in begin_of:   # never ran (a dependency cycle): no run, no stats
@@ -261,9 +296,4 @@ def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
     # avoids repeated full collections over them. Its own pause, not only the caller's: the
     # run happens lazily on the first `kernel.last_run` access.
     with gc_paused():
-        first = Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)
-        # pass 2: each task shares GM bandwidth with the tasks of its life (`sharing`)
-        sharers = lifetime_sharers(first.tasks, max((t.id for t in tasks), default=-1) + 1)
-        del first
-        return Simulator(spec, sched_mode, sched_threads, sharers=sharers).run(
-            tasks, kernel, workspace)
+        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)

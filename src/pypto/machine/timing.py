@@ -59,18 +59,16 @@ def task_terms(task: SimTask, cube: bool) -> TaskTerms:
                      task.fix_cycles)
 
 
-def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_share: float,
-                l2_share: float, write_back: bool, terms: TaskTerms | None = None) -> float:
-    """head + first-load latency + busiest pipe + last-store latency. Reads that hit L2 move
-    at the L2 share (at most twice the core's DMA rate), the rest at the HBM share, each capped
-    by the core's own DMA rate, and take as long as the bytes their shape occupies
-    (`in_scale`: narrow rows fill whole pieces); writes move at the L2 share when L2 takes
-    them (`write_back`), else at the HBM share, and a cube core's go through the fixpipe,
-    whichever is slower. An empty task pays only the head. `terms`: `task_terms(task)`."""
-    core_bw, out_core_bw, head, fill_latency, drain_latency, cube = core
-    if task.empty:
-        return head
-    in_scale, compute, out_moved, t_out = terms or task_terms(task, cube)
+def busy_cycles(terms: TaskTerms, core: CoreTiming, hit: float, hbm: float, has_out: bool,
+                write_back: bool, hbm_share: float, l2_share: float) -> float:
+    """The busiest pipe of a non-empty task whose GM traffic gets `hbm_share` / `l2_share`
+    bytes per cycle. Reads that hit L2 move at the L2 share (at most twice the core's DMA
+    rate), the rest at the HBM share, each capped by the core's own DMA rate, and take as long
+    as the bytes their shape occupies (`in_scale`: narrow rows fill whole pieces); writes
+    (`has_out`) move at the L2 share when L2 takes them (`write_back`), else at the HBM share,
+    and a cube core's go through the fixpipe, whichever is slower."""
+    core_bw, out_core_bw = core.in_bw, core.out_bw
+    in_scale, compute, out_moved, t_out = terms
     in_bw = core_bw if core_bw <= hbm_share else hbm_share
     l2_in_bw = core_bw * 2
     if l2_share < l2_in_bw:
@@ -78,14 +76,32 @@ def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_sha
     busiest = (hbm / in_bw + hit / l2_in_bw) * in_scale
     if compute > busiest:
         busiest = compute
-    mte3 = task.mte3_bytes
-    if mte3:
+    if has_out:
         out_bw = l2_share if write_back else hbm_share
         if out_core_bw <= out_bw:
             out_bw = out_core_bw
         if out_moved / out_bw > t_out:
             t_out = out_moved / out_bw
-    if t_out > busiest:
-        busiest = t_out
-    return (head + (fill_latency if task.mte2_bytes else 0.0) + busiest
-            + (drain_latency if mte3 else 0.0))
+    return t_out if t_out > busiest else busiest
+
+
+def lead_cycles(task: SimTask, core: CoreTiming) -> float:
+    """Before the busiest pipe runs: the task head, and the first load's latency."""
+    return core.head + core.fill_latency if task.mte2_bytes else core.head
+
+
+def tail_cycles(task: SimTask, core: CoreTiming) -> float:
+    """After the busiest pipe: the last store's latency."""
+    return core.drain_latency if task.mte3_bytes else 0.0
+
+
+def task_cycles(task: SimTask, core: CoreTiming, hit: float, hbm: float, hbm_share: float,
+                l2_share: float, write_back: bool, terms: TaskTerms | None = None) -> float:
+    """head + first-load latency + busiest pipe (`busy_cycles`) + last-store latency, at
+    constant shares; an empty task pays only the head. `terms`: `task_terms(task)`. The
+    simulator re-times the busiest pipe as the shares change (`machine.flow`)."""
+    if task.empty:
+        return core.head
+    busy = busy_cycles(terms or task_terms(task, core.cube), core, hit, hbm,
+                       bool(task.mte3_bytes), write_back, hbm_share, l2_share)
+    return lead_cycles(task, core) + busy + tail_cycles(task, core)

@@ -13,8 +13,8 @@ The roofline is the largest of three terms, each a time no schedule of these tas
   (the outputs) beyond the L2 capacity (the simulated L2 is write-back: writes that fit stay
   in L2 during the kernel). Not the run's own `hbm_read_bytes`: that counts what this
   schedule re-read after L2 evictions, which a better schedule could avoid.
-  NOTE: the simulator gives each task one share of HBM bandwidth for its whole life (the
-  time-average of its sharers, `machine/sharing.py`), so for a moment the tasks running can
+  NOTE: the simulator gives each running task 1/n of HBM for its reads and 1/n for its
+  writes (`machine/flow.py`), which overlap, so tasks that read and write HBM at once can
   move more than the peak together; the term is the hardware's bound, which such a moment
   can undercut, never by much (the tests check real kernels and bursts against it).
 - cube: the sum of the cube cycles the cost model charges AIC tasks (issue + one cycle per
@@ -111,10 +111,10 @@ def lower_bounds(result: SimResult, spec: MachineSpec | None = None) -> Bounds:
                   chain_us=us(chain), chain_tasks=length, compulsory_bytes=nbytes)
 
 
-# The HBM term's share a schedule-free bound takes: the simulator's bandwidth shares are
-# time averages (`machine/sharing.py`), which let a burst undercut the fluid HBM time by up to
-# ~10 % (tests/machine/test_bandwidth_sharing.py bounds bursts at 1.1x above it, the harmonic
-# form it replaced beat it by 10 %); 0.8 keeps the bound below every run the tests pin.
+# The HBM term's share a schedule-free bound takes: the simulator's reads and writes of one
+# task each get a share (`machine/flow.py`), which lets tasks that do both undercut the HBM
+# time (until 2026-12 the shares were time averages, which let a burst undercut it by up to
+# ~10 %); 0.8 keeps the bound below every run the tests pin.
 HBM_SHARE = 0.8
 
 

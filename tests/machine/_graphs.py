@@ -1,20 +1,14 @@
-"""The fast path (`machine.fast_window`) decides exactly what the plain model
-(`simulate.ModelWindow`, the definition) decides: same cores, starts, ends, L2 hits, AICPU
-records, flows and stats, on random task graphs in every scheduling mode, with the bandwidth
-sharers counted at dispatch or given per task (`machine.sharing`)."""
-import dataclasses
+"""Random task graphs for the simulator's tests: AIC/AIV mixes across windows and instances,
+reads and writes that hit L2, uncached storages, empty tasks, edges inside and across
+instances."""
 import random
 
-import pytest
-
 from pypto.machine.result import SimTask
-from pypto.machine.simulate import Simulator
-from pypto.machine.spec import load
 
 SHAPES = {1: (256, 1024), 2: (64, 64, 512), 3: (4096, 64), 4: (128, 128)}
 
 
-def _box(rng: random.Random) -> tuple:
+def random_box(rng: random.Random) -> tuple:
     storage = rng.choice(list(SHAPES))
     shape = SHAPES[storage]
     ext = tuple(rng.choice([1, d // 8, d]) for d in shape)
@@ -22,7 +16,7 @@ def _box(rng: random.Random) -> tuple:
     return (storage, offs, ext), (shape, rng.choice([2, 4, 0.5]))
 
 
-def _graph(rng: random.Random) -> list[SimTask]:
+def random_graph(rng: random.Random) -> list[SimTask]:
     """Random DAGs across windows and instances: AIC/AIV mixes, reads and writes that hit L2,
     uncached storages, empty tasks, edges inside and across instances."""
     tasks: list[SimTask] = []
@@ -45,36 +39,12 @@ def _graph(rng: random.Random) -> list[SimTask]:
         first = i - call - inst * per_instance   # the window's first task
         t.preds = sorted(set(rng.sample(range(first, i), min(i - first, rng.randint(0, 3)))))
         for _ in range(rng.randint(0, 3)):
-            acc, layout = _box(rng)
+            acc, layout = random_box(rng)
             t.reads.append(acc)
             t.read_layouts.append(layout)
         if rng.random() < 0.5:
-            acc, layout = _box(rng)
+            acc, layout = random_box(rng)
             t.writes.append(acc)
             t.write_layouts.append(layout)
         tasks.append(t)
     return tasks
-
-
-def _run(tasks, spec, mode, threads, model, sharers=None):
-    result = Simulator(spec, mode, threads, model=model, sharers=sharers).run(
-        tasks, "k", [1024.0] * 4)
-    return result.tasks, result.aicpu, result.flows, result.stats
-
-
-@pytest.mark.parametrize("mode", [0, 1, 2, 3])
-@pytest.mark.parametrize("slots", [1, 2])
-def test_fast_path_equals_the_model(mode, slots):
-    base = load("a2a3")
-    for seed in range(12):
-        rng = random.Random(seed * 8 + mode * 2 + slots)
-        spec = dataclasses.replace(
-            base, aic=rng.choice([1, 2, 24]), aiv=rng.choice([1, 3, 48]),
-            aicpu={**base.aicpu, "slots_per_core": slots,
-                   "completion_cycles": rng.choice([0, 324, 5000])},
-            memory={**base.memory, "l2_capacity": rng.choice([1 << 14, 1 << 20, 192 << 20])})
-        tasks = _graph(rng)
-        threads = rng.choice([None, 1, 2])
-        sharers = rng.choice([None, [rng.choice([1.0, 2.5, 40.0]) for _ in tasks]])
-        assert _run(tasks, spec, mode, threads, False, sharers) == \
-            _run(tasks, spec, mode, threads, True, sharers)
