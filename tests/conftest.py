@@ -32,3 +32,18 @@ def executor(request, monkeypatch):
 def samples() -> Path:
     """Real swimlanes written by PyPTO 0.2.0's simulator (see tests/data/pypto_samples/README.md)."""
     return PYPTO_SAMPLES
+
+
+@pytest.fixture(params=["python", "compiled"])
+def sim_core(request, monkeypatch):
+    """Each simulator core in turn (`OPENPTO_SIM`): the Python model and the compiled core
+    must give the same timelines. Without the compiled core (not built) its half skips, and
+    fails under CI=true, where .ci/run builds it."""
+    from pypto.machine import compiled
+    if request.param == "compiled" and not compiled.available():
+        message = compiled.unavailable_reason()
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    monkeypatch.setenv(compiled.ENV, request.param)
+    return request.param

@@ -78,7 +78,7 @@ PINS = {
 
 
 @pytest.mark.parametrize("case", list(PINS))
-def test_timeline_is_unchanged(case):
+def test_timeline_is_unchanged(case, sim_core):
     """Same synthetic input, same cycles, bytes, AICPU events, flows and stats as recorded."""
     seed, n, stitch, mode, threads, l2 = case
     spec = load("a2a3")
@@ -120,7 +120,7 @@ ODD_PINS = {
 
 
 @pytest.mark.parametrize("case", list(ODD_PINS), ids=lambda c: f"{c[0].__name__}-{c[1]}")
-def test_timeline_is_unchanged_for_odd_inputs(case):
+def test_timeline_is_unchanged_for_odd_inputs(case, sim_core):
     make, seed, mode = case
     result = simulate(make(seed, 1500, 16), load("a2a3"), "pinned", mode)
     assert (float(result.stats["kernel_cycles"]), _digest(result)) == ODD_PINS[case]

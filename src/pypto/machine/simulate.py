@@ -22,7 +22,8 @@ The model, with every constant from the machine spec:
   the first task of the run on each core starts `cold_start_cycles` late (hw_costs §2).
 
 `ModelWindow` below runs a window by that definition, one event at a time on the event core
-(`events.EventQueue`): it is THE model, the readable specification.
+(`events.EventQueue`): it is THE model, the readable specification. `simulate` runs the
+compiled core (`compiled`, C++) when it is built: the same model, bit for bit, much faster.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from operator import le
 from typing import Sequence
 
 from pypto.gc_pause import gc_paused
+from pypto.machine import compiled
 from pypto.machine.events import EventQueue
 from pypto.machine.flow import Flows
 from pypto.machine.memory import Memory
@@ -296,4 +298,9 @@ def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
     # avoids repeated full collections over them. Its own pause, not only the caller's: the
     # run happens lazily on the first `kernel.last_run` access.
     with gc_paused():
+        if compiled.core() == "compiled":
+            result = compiled.simulate_compiled(tasks, spec, kernel, sched_mode, workspace,
+                                                sched_threads)
+            if result is not None:
+                return result
         return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)

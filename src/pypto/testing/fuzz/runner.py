@@ -4,8 +4,9 @@ A case is its script (`case.script`), written to a temporary file (so the kernel
 are real) and imported in a worker, which runs it under the three executions: "tile" (the
 default tile executor), "reference" (`runtime_options={"executor": "reference"}`) and
 "checked" (OPENPTO_CHECK_EXECUTORS=1, both executors must agree); then, for a case that passed,
-"timeline": the last call's timing-only run and a what-if with the kernel's own settings must
-give the exact run's timeline (`SimResult.digest`). Outcomes, worst first:
+"timeline": the last call's timing-only run, a what-if with the kernel's own settings and the
+other simulator core (Python model / compiled core, when both exist) must give the exact run's
+timeline (`SimResult.digest`). Outcomes, worst first:
 
     crash           the worker process died
     slow            the case used more than the timeout in CPU seconds, or more than
@@ -104,9 +105,11 @@ def _run_mode(mod, mode: str) -> Result:
 
 
 def _timelines(mod) -> Result:
-    """Two properties of the last call's simulated run: a timing-only run gives the exact
-    run's timeline, and a what-if with the kernel's own settings reproduces `last_run`."""
+    """Three properties of the last call's simulated run: a timing-only run gives the exact
+    run's timeline, a what-if with the kernel's own settings reproduces `last_run`, and the
+    other simulator core gives the same timeline."""
     import pypto
+    from pypto.machine import compiled
     mod.RUNTIME.pop("executor", None)
     os.environ["OPENPTO_CHECK_EXECUTORS"] = "0"
     last = len(mod.CALLS) - 1
@@ -118,6 +121,12 @@ def _timelines(mod) -> Result:
             problems.append("a what-if with the kernel's own settings gave another timeline")
         if mod.kernel.last_run.digest() != exact:
             problems.append("a what-if changed the kernel's last_run")
+        if compiled.available():
+            other = "python" if compiled.core() == "compiled" else "compiled"
+            with _environ(compiled.ENV, other):
+                mod.kernel(*mod.make_args(last))
+                if mod.kernel.last_run.digest() != exact:
+                    problems.append(f"the {other} simulator core gave another timeline")
         mod.RUNTIME["numerics"] = "timing_only"
         try:
             mod.kernel(*mod.make_args(last))
@@ -135,6 +144,20 @@ def _timelines(mod) -> Result:
     if problems:
         return Result("mismatch", "timeline", "; ".join(problems))
     return Result("ok")
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str):
+    """`os.environ[name] = value` for the block."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
 
 
 def _planted(mod) -> Result:

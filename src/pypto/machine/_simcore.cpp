@@ -1,0 +1,754 @@
+// The compiled simulator core: `machine/simulate.py` (THE model, the readable specification)
+// transcribed to C++ for speed. It must decide exactly what the Python model decides, bit for
+// bit: every floating-point operation below is the Python one, in the same order and
+// association (built with -ffp-contract=off: no fused multiply-adds), events run in
+// (time, order raised) order, and the running set iterates in the order tasks began.
+// tests/machine/test_sim_cores.py holds the two equal; change the Python model first.
+//
+// Input: the task table as arrays (one row per task, in task order; `machine/task_table.py`),
+// the machine constants as a dict. Output: arrays per task (core, start, end, L2-hit and HBM
+// bytes, ready), the AICPU records, the flows and the stats sums (`machine/compiled.py`).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace py = pybind11;
+using i64 = std::int64_t;
+
+namespace {
+
+constexpr i64 NEVER = -(i64(1) << 62);   // the stamp of a line never touched
+const double NaN = std::numeric_limits<double>::quiet_NaN();
+
+// the columns of one run, kept alive while it runs (a column of another dtype is converted)
+std::vector<py::object> *kept = nullptr;
+
+template <typename T>
+const T *data(const py::dict &d, const char *key, size_t expect) {
+    if (!d.contains(key))
+        throw std::invalid_argument(std::string("simcore: the task table has no column ") + key);
+    auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(d[key]);
+    if (!a)
+        throw std::invalid_argument(std::string("simcore: column ") + key + " is not numeric");
+    if (size_t(a.size()) != expect)
+        throw std::invalid_argument(std::string("simcore: column ") + key +
+                                    " has the wrong length");
+    kept->push_back(a);
+    return a.data();
+}
+
+i64 floor_div(i64 a, i64 b) {
+    i64 q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+// ---------------------------------------------------------------- L2 (`memory.L2`)
+// The plain definition: per storage a recency stamp per line; the clock counts the lines
+// brought in; a line hits while fewer than max_lines came in since it was last touched.
+struct Storage {
+    std::vector<i64> stamps;
+    i64 untouched = 0;   // lines from here on were never touched: all misses
+};
+
+struct Accesses {   // one CSR of boxes: reads or writes
+    const i64 *ptr, *storage, *dim_ptr, *offs, *ext, *shape;
+    const double *itemsize;
+    const std::uint8_t *uncached;
+};
+
+struct L2 {
+    i64 line, max_lines, clock = 0;
+    std::unordered_map<i64, Storage> states;
+
+    void run(Storage &st, i64 first, i64 last, i64 &hit, i64 &total) {
+        i64 n = last + 1 - first;
+        i64 old = clock - max_lines;
+        i64 h = 0;
+        if (first < st.untouched) {
+            i64 seen = std::min(last, st.untouched - 1);
+            if (seen >= i64(st.stamps.size())) seen = i64(st.stamps.size()) - 1;
+            for (i64 k = first; k <= seen; ++k) h += st.stamps[k] >= old;
+        }
+        clock += n - h;
+        if (n > 0) {
+            if (last >= i64(st.stamps.size())) st.stamps.resize(last + 1, NEVER);
+            std::fill(st.stamps.begin() + first, st.stamps.begin() + last + 1, clock);
+        }
+        if (last >= st.untouched) st.untouched = last + 1;
+        hit += h;
+        total += n;
+    }
+
+    // (bytes of all the boxes, lines that hit, lines touched, whether any box was cached)
+    void access(const Accesses &a, i64 task, double &nbytes, i64 &hit, i64 &total,
+                bool &cached) {
+        nbytes = 0.0; hit = 0; total = 0; cached = false;
+        for (i64 b = a.ptr[task]; b < a.ptr[task + 1]; ++b) {
+            const i64 d0 = a.dim_ptr[b], rank = a.dim_ptr[b + 1] - d0;
+            const i64 *offs = a.offs + d0, *ext = a.ext + d0, *shape = a.shape + d0;
+            const double itemsize = a.itemsize[b];
+            i64 size = 1;
+            for (i64 k = 0; k < rank; ++k) size *= ext[k];
+            nbytes += double(size) * itemsize;
+            if (a.uncached[b]) continue;
+            cached = true;
+            Storage &st = states[a.storage[b]];
+            bool empty = false;
+            for (i64 k = 0; k < rank; ++k) empty |= ext[k] == 0;
+            if (!rank || empty) {
+                // `segments` yields no run; the fast paths of `access` take one-run boxes
+                // whatever their extents: one partial row (rank 2, ext[0] == 1) or unit outer
+                // dims, a run from the box's first element of ext[-1] elements
+                bool one_row = rank == 2 && ext[0] == 1;
+                i64 units = 0;
+                for (i64 k = 0; k + 1 < rank; ++k) units += ext[k] == 1;
+                if (rank && (one_row || units == rank - 1)) {
+                    i64 start = 0;
+                    for (i64 k = 0; k < rank; ++k) start = start * shape[k] + offs[k];
+                    one_run(st, start, ext[rank - 1], itemsize, hit, total);
+                }
+                continue;
+            }
+            // dims k+1.. whole: rows of dim k are contiguous with each other
+            i64 k = rank - 1;
+            while (k > 0 && offs[k] == 0 && ext[k] == shape[k]) --k;
+            std::vector<i64> stride(rank, 1);
+            for (i64 j = rank - 2; j >= 0; --j) stride[j] = stride[j + 1] * shape[j + 1];
+            const i64 length = ext[k] * stride[k];
+            // the runs in row-major order of the outer dims 0..k-1 (the last fastest)
+            std::vector<i64> idx(k, 0);
+            while (true) {
+                i64 start = offs[k] * stride[k];
+                for (i64 j = 0; j < k; ++j) start += (offs[j] + idx[j]) * stride[j];
+                one_run(st, start, length, itemsize, hit, total);
+                i64 j = k - 1;
+                while (j >= 0 && ++idx[j] == ext[j]) idx[j--] = 0;
+                if (j < 0) break;
+            }
+        }
+    }
+
+    void one_run(Storage &st, i64 start, i64 length, double itemsize, i64 &hit, i64 &total) {
+        // int(x) truncates toward zero, // floors (the Python of `_runs`)
+        i64 first = floor_div(i64(std::trunc(double(start) * itemsize)), line);
+        i64 last = floor_div(i64(std::trunc(double(start + length) * itemsize - 1)), line);
+        run(st, first, last, hit, total);
+    }
+};
+
+// ---------------------------------------------------------------- the machine
+struct Timing {   // `timing.CoreTiming`
+    double in_bw, out_bw, head, fill, drain;
+    bool cube;
+};
+
+struct Record {   // `result.AicpuRun`: kind 0 build, 1 resolve, 2 dispatch
+    i64 thread;
+    int kind;
+    double start, end;
+    i64 count;
+    i64 window;
+};
+
+struct Event {
+    double time;
+    std::uint64_t seq;
+    int kind;   // 0 READY, 1 BEGIN, 2 END, 3 DONE
+    i64 task;
+    i64 version;
+};
+struct Later {
+    bool operator()(const Event &a, const Event &b) const {
+        return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+    }
+};
+
+// The END events of the running tasks: a binary heap indexed by task, so re-timing a task
+// moves its one END event instead of leaving a stale one behind (the Python model raises a new
+// event and skips the stale one: the same order, since both order by (time, seq raised)).
+struct EndHeap {
+    std::vector<i64> heap;   // task positions
+    std::vector<i64> where;  // per task its index in `heap`, -1 if absent
+    std::vector<double> time;
+    std::vector<std::uint64_t> seq;
+
+    void reset(i64 n) {
+        heap.clear(); where.assign(n, -1); time.assign(n, 0.0); seq.assign(n, 0);
+    }
+    bool before(i64 a, i64 b) const {
+        return time[a] < time[b] || (time[a] == time[b] && seq[a] < seq[b]);
+    }
+    void up(i64 k) {
+        i64 p = heap[k];
+        while (k > 0) {
+            i64 parent = (k - 1) / 2;
+            if (!before(p, heap[parent])) break;
+            heap[k] = heap[parent]; where[heap[k]] = k; k = parent;
+        }
+        heap[k] = p; where[p] = k;
+    }
+    void down(i64 k) {
+        i64 p = heap[k], n = i64(heap.size());
+        while (true) {
+            i64 c = 2 * k + 1;
+            if (c >= n) break;
+            if (c + 1 < n && before(heap[c + 1], heap[c])) ++c;
+            if (!before(heap[c], p)) break;
+            heap[k] = heap[c]; where[heap[k]] = k; k = c;
+        }
+        heap[k] = p; where[p] = k;
+    }
+    void set(i64 p, double t, std::uint64_t s) {
+        time[p] = t; seq[p] = s;
+        if (where[p] < 0) { heap.push_back(p); up(i64(heap.size()) - 1); return; }
+        i64 k = where[p];
+        up(k);
+        down(where[p]);
+    }
+    i64 pop() {
+        i64 top = heap[0];
+        where[top] = -1;
+        i64 last = heap.back();
+        heap.pop_back();
+        if (!heap.empty()) { heap[0] = last; where[last] = 0; down(0); }
+        return top;
+    }
+};
+
+struct Tasks {
+    i64 n;
+    const i64 *id, *window, *instance, *pred_ptr, *preds;
+    const std::int8_t *kind;
+    const std::uint8_t *empty;
+    const double *mte2, *mte3, *mte2_moved, *mte3_moved, *mte1_cycles, *cube_cycles,
+        *vector_cycles, *fix_cycles;
+    Accesses reads, writes;
+};
+
+class Simulator {
+  public:
+    // constants
+    i64 aic, aiv, slots, mode, threads;
+    std::vector<i64> owner;
+    double dispatch_cost, resolve_cost, notice, cold, window_base, instance_cycles,
+        edge_cycles, launch_cycles, hbm_bw, l2_bw, l2_capacity;
+    Timing timing[2];
+    // state across windows
+    L2 l2;
+    double written = 0.0;
+    std::vector<char> warm;
+    std::vector<Record> records;          // builds and scheduler work, in time order
+    std::vector<i64> last;                // per thread its last record (-1: none)
+    const Tasks &t;
+    // outputs per task (task order)
+    std::vector<i64> core_g;
+    std::vector<double> start, end, hit, hbm, ready;
+    std::vector<i64> flow_pred, flow_succ;
+    std::vector<i64> win_number, win_instances, win_tasks, win_cross;
+
+    Simulator(const py::dict &c, const Tasks &tasks) : t(tasks) {
+        aic = py::cast<i64>(c["aic"]); aiv = py::cast<i64>(c["aiv"]);
+        slots = py::cast<i64>(c["slots"]); mode = py::cast<i64>(c["mode"]);
+        threads = py::cast<i64>(c["threads"]);
+        owner = py::cast<std::vector<i64>>(c["owner"]);
+        dispatch_cost = py::cast<double>(c["dispatch_cost"]);
+        resolve_cost = py::cast<double>(c["resolve_cost"]);
+        notice = py::cast<double>(c["notice"]); cold = py::cast<double>(c["cold"]);
+        window_base = py::cast<double>(c["window_base"]);
+        instance_cycles = py::cast<double>(c["instance_cycles"]);
+        edge_cycles = py::cast<double>(c["edge_cycles"]);
+        launch_cycles = py::cast<double>(c["launch_cycles"]);
+        hbm_bw = py::cast<double>(c["hbm_bw"]); l2_bw = py::cast<double>(c["l2_bw"]);
+        l2_capacity = py::cast<double>(c["l2_capacity"]);
+        l2.line = py::cast<i64>(c["l2_line"]); l2.max_lines = py::cast<i64>(c["l2_max_lines"]);
+        auto tm = py::cast<std::vector<std::vector<double>>>(c["timing"]);
+        for (int k = 0; k < 2; ++k)
+            timing[k] = Timing{tm[k][0], tm[k][1], tm[k][2], tm[k][3], tm[k][4], k == 0};
+        warm.assign(aic + aiv, 0);
+        last.assign(threads + 1, -1);
+        const i64 n = t.n;
+        core_g.assign(n, -1); start.assign(n, NaN); end.assign(n, 0.0); hit.assign(n, 0.0);
+        hbm.assign(n, 0.0); ready.assign(n, NaN);
+    }
+
+    void run_all() {
+        // the windows in order, each one's tasks in task order (`simulate._windows`)
+        std::map<i64, std::vector<i64>> windows;
+        for (i64 i = 0; i < t.n; ++i) windows[t.window[i]].push_back(i);
+        double build_end = 0.0, prev_end = 0.0;
+        for (auto &[w, members] : windows) {
+            Window win(*this, members);
+            double start_build = build_end;
+            build_end = start_build + (window_base + instance_cycles * double(win.instances)
+                                       + edge_cycles * double(win.cross));
+            records.push_back(Record{0, 0, start_build, build_end, 0, w});
+            win_number.push_back(w); win_instances.push_back(win.instances);
+            win_tasks.push_back(i64(members.size())); win_cross.push_back(win.cross);
+            double a = build_end + launch_cycles, b = prev_end + notice;
+            double launch = b > a ? b : a;
+            prev_end = win.run(launch);
+        }
+        build_end_ = build_end;
+    }
+    double build_end_ = 0.0;
+
+    // `SchedulerThreads.work`
+    std::vector<double> thread_free;
+    std::vector<i64> thread_dispatched;
+    double work(i64 th, int kind, double now, double cycles, i64 count) {
+        double t0 = thread_free[th];
+        if (now > t0) t0 = now;
+        double t1 = t0 + cycles;
+        thread_free[th] = t1;
+        i64 r = last[th];
+        if (r >= 0 && records[r].end == t0 && records[r].kind == kind) {
+            records[r].end = t1;
+            records[r].count += count;
+        } else {
+            records.push_back(Record{th, kind, t0, t1, count, -1});
+            last[th] = i64(records.size()) - 1;
+        }
+        if (kind == 2) thread_dispatched[th] += count;
+        return t1;
+    }
+
+    // `timing.busy_cycles`
+    static double busy_cycles(double in_scale, double compute, double out_moved, double t_out,
+                              const Timing &core, double hit, double hbm, bool has_out,
+                              bool write_back, double hbm_share, double l2_share) {
+        double core_bw = core.in_bw, out_core_bw = core.out_bw;
+        double in_bw = core_bw <= hbm_share ? core_bw : hbm_share;
+        double l2_in_bw = core_bw * 2;
+        if (l2_share < l2_in_bw) l2_in_bw = l2_share;
+        double busiest = (hbm / in_bw + hit / l2_in_bw) * in_scale;
+        if (compute > busiest) busiest = compute;
+        if (has_out) {
+            double out_bw = write_back ? l2_share : hbm_share;
+            if (out_core_bw <= out_bw) out_bw = out_core_bw;
+            if (out_moved / out_bw > t_out) t_out = out_moved / out_bw;
+        }
+        return t_out > busiest ? t_out : busiest;
+    }
+
+    struct Window {
+        Simulator &sim;
+        const Tasks &t;
+        std::vector<i64> ids;      // global row of each position
+        std::vector<int> kinds;
+        std::vector<i64> remaining;
+        std::vector<std::vector<i64>> successors;
+        std::vector<i64> roots;
+        i64 instances = 0, cross = 0;
+        // run state
+        std::priority_queue<Event, std::vector<Event>, Later> events;
+        EndHeap ends;
+        std::uint64_t seq = 0;
+        double now = 0.0;
+        std::deque<i64> queues[2];
+        std::vector<i64> producer, version;
+        std::vector<double> dispatched, free_at;
+        std::vector<i64> used;
+        std::vector<std::deque<i64>> lineup;
+        std::vector<char> write_back;
+        std::vector<i64> resolved;
+        std::vector<i64> retimed;   // scratch of `share`
+        // `flow.Flows`: the running set in the order begun (a linked list), and progress
+        std::vector<i64> next, prev;
+        i64 head = -1, tail = -1, running = 0;
+        std::vector<double> busy, left, mark, tail_lat;
+        std::vector<double> in_scale, compute, out_moved, fix;
+
+        Window(Simulator &s, const std::vector<i64> &members) : sim(s), t(s.t), ids(members) {
+            const i64 n = i64(ids.size());
+            std::unordered_map<i64, i64> position;
+            position.reserve(size_t(n) * 2);
+            for (i64 p = 0; p < n; ++p) position[t.id[ids[p]]] = p;
+            kinds.resize(n); remaining.assign(n, 0); successors.resize(n);
+            std::vector<i64> inst;
+            inst.reserve(n);
+            for (i64 p = 0; p < n; ++p) {
+                const i64 i = ids[p];
+                kinds[p] = t.kind[i];
+                inst.push_back(t.instance[i]);
+                const i64 a = t.pred_ptr[i], b = t.pred_ptr[i + 1];
+                if (a == b) { roots.push_back(p); continue; }
+                remaining[p] = b - a;
+                for (i64 e = a; e < b; ++e) {
+                    auto it = position.find(t.preds[e]);
+                    if (it == position.end())
+                        throw std::invalid_argument("simcore: task " + std::to_string(t.id[i])
+                                                    + " waits for task "
+                                                    + std::to_string(t.preds[e])
+                                                    + ", which is not in its window");
+                    const i64 j = it->second;
+                    if (t.instance[ids[j]] != t.instance[i]) ++cross;
+                    successors[j].push_back(p);
+                }
+            }
+            std::sort(inst.begin(), inst.end());
+            instances = i64(std::unique(inst.begin(), inst.end()) - inst.begin());
+        }
+
+        void schedule(double time, int kind, i64 p, i64 v) {
+            events.push(Event{time, seq++, kind, p, v});
+        }
+
+        double run(double start) {
+            const i64 n = i64(ids.size());
+            if (!n) return start;
+            const i64 cores = sim.aic + sim.aiv;
+            free_at.assign(cores, start); used.assign(cores, 0); lineup.resize(cores);
+            sim.thread_free.assign(sim.threads + 1, start);
+            sim.thread_dispatched.assign(sim.threads + 1, 0);
+            producer.assign(n, -1); version.assign(n, 0); dispatched.assign(n, 0.0);
+            write_back.assign(n, 0); next.assign(n, -1); prev.assign(n, -1);
+            busy.assign(n, 0.0); left.assign(n, 1.0); mark.assign(n, 0.0);
+            tail_lat.assign(n, 0.0);
+            in_scale.resize(n); compute.resize(n); out_moved.resize(n); fix.resize(n);
+            for (i64 p = 0; p < n; ++p) {   // `timing.task_terms`
+                const i64 i = ids[p];
+                double mte2 = t.mte2[i], moved = t.mte2_moved[i];
+                in_scale[p] = (moved > mte2 && mte2 > 0) ? moved / mte2 : 1.0;
+                if (kinds[p] == 0) {
+                    compute[p] = t.mte1_cycles[i];
+                    if (t.cube_cycles[i] >= compute[p]) compute[p] = t.cube_cycles[i];
+                } else {
+                    compute[p] = t.vector_cycles[i];
+                }
+                double mte3 = t.mte3[i];
+                out_moved[p] = t.mte3_moved[i] > mte3 ? t.mte3_moved[i] : mte3;
+                fix[p] = t.fix_cycles[i];
+            }
+            ends.reset(n);
+            retimed.reserve(size_t(sim.aic + sim.aiv) + 1);
+            for (i64 p : roots) schedule(start, 0, p, 0);
+            while (!events.empty() || !ends.heap.empty()) {
+                Event e;
+                if (!ends.heap.empty() && (events.empty() || [&] {
+                        const Event &top = events.top();
+                        const i64 q = ends.heap[0];
+                        return ends.time[q] < top.time ||
+                               (ends.time[q] == top.time && ends.seq[q] < top.seq);
+                    }())) {
+                    const i64 q = ends.pop();
+                    e = Event{ends.time[q], ends.seq[q], 2, q, version[q]};
+                } else {
+                    e = events.top();
+                    events.pop();
+                }
+                now = e.time;
+                switch (e.kind) {
+                    case 0:
+                        queues[kinds[e.task]].push_back(e.task);
+                        sim.ready[ids[e.task]] = now;
+                        dispatch(kinds[e.task]);
+                        break;
+                    case 1: begin(e.task); break;
+                    case 2: if (e.version == version[e.task]) finish_run(e.task); break;
+                    default: done(e.task); dispatch(kinds[e.task]); break;
+                }
+            }
+            // the flows: (pred id, succ id) per edge, preds in the order they were resolved
+            for (i64 p : resolved)
+                for (i64 s : successors[p]) {
+                    sim.flow_pred.push_back(t.id[ids[p]]);
+                    sim.flow_succ.push_back(t.id[ids[s]]);
+                }
+            double last_end = start;
+            for (i64 p = 0; p < n; ++p) {
+                double e = sim.end[ids[p]];
+                if (e > last_end) last_end = e;
+            }
+            return last_end;
+        }
+
+        double busy_at(i64 p, i64 sharers) {
+            const i64 i = ids[p];
+            return busy_cycles(in_scale[p], compute[p], out_moved[p], fix[p], sim.timing[kinds[p]],
+                               sim.hit[i], sim.hbm[i], t.mte3[i] != 0.0, write_back[p],
+                               sim.hbm_bw / double(sharers), sim.l2_bw / double(sharers));
+        }
+
+        double lead(i64 p) {
+            const Timing &c = sim.timing[kinds[p]];
+            return t.mte2[ids[p]] != 0.0 ? c.head + c.fill : c.head;
+        }
+        double tail_of(i64 p) {
+            return t.mte3[ids[p]] != 0.0 ? sim.timing[kinds[p]].drain : 0.0;
+        }
+
+        void retime_one(i64 p, double e) {
+            ++version[p];
+            ends.set(p, e, seq++);
+            const i64 g = sim.core_g[ids[p]];
+            if (lineup[g].back() == p) free_at[g] = e;
+        }
+
+        void share(std::vector<i64> &retimed, i64 sharers) {   // `Flows._share`
+            for (i64 j = head; j >= 0; j = next[j]) {
+                double fresh = busy_at(j, sharers);
+                if (fresh == busy[j]) continue;
+                if (now > mark[j]) {
+                    double rest = left[j] - (now - mark[j]) / busy[j];
+                    if (rest <= 0.0) continue;
+                    left[j] = rest;
+                    mark[j] = now;
+                }
+                busy[j] = fresh;
+                retimed.push_back(j);
+            }
+        }
+
+        double end_of(i64 p) { return mark[p] + left[p] * busy[p] + tail_lat[p]; }
+
+        void begin(i64 p) {
+            const i64 i = ids[p];
+            sim.start[i] = now;
+            if (t.empty[i]) {
+                retime_one(p, now + sim.timing[kinds[p]].head);
+                return;
+            }
+            tail_lat[p] = tail_of(p);
+            mark[p] = now + lead(p);
+            retimed.clear();
+            share(retimed, running + 1);
+            // join the running set at its end
+            prev[p] = tail; next[p] = -1;
+            if (tail >= 0) next[tail] = p; else head = p;
+            tail = p;
+            ++running;
+            busy[p] = busy_at(p, running);
+            retimed.push_back(p);
+            for (i64 j : retimed) retime_one(j, end_of(j));
+        }
+
+        void finish_run(i64 p) {   // `ModelWindow.end`
+            const i64 i = ids[p], g = sim.core_g[i];
+            sim.end[i] = now;
+            if (!t.empty[i]) {
+                if (prev[p] >= 0) next[prev[p]] = next[p]; else head = next[p];
+                if (next[p] >= 0) prev[next[p]] = prev[p]; else tail = prev[p];
+                --running;
+                if (running) {
+                    retimed.clear();
+                    share(retimed, running);
+                    for (i64 j : retimed) retime_one(j, end_of(j));
+                }
+            }
+            auto &line = lineup[g];
+            line.pop_front();
+            if (!line.empty()) {
+                double d = dispatched[line.front()];
+                schedule(d > now ? d : now, 1, line.front(), 0);
+            } else {
+                free_at[g] = now;
+            }
+            schedule(now + sim.notice, 3, p, 0);
+        }
+
+        void done(i64 p) {   // `ModelWindow.finish`
+            const i64 g = sim.core_g[ids[p]];
+            --used[g];
+            auto &succ = successors[p];
+            if (succ.empty()) return;
+            double cost = sim.resolve_cost * double(succ.size());
+            double at = sim.work(sim.owner[g], 1, now, cost, i64(succ.size()));
+            resolved.push_back(p);
+            for (i64 s : succ) {
+                --remaining[s];
+                producer[s] = kinds[s] == kinds[p] ? g : -1;
+                if (remaining[s] == 0) schedule(at, 0, s, 0);
+            }
+        }
+
+        i64 choose(int ty, i64 prod) {   // `Cores.choose`
+            if ((sim.mode & 1) && prod >= 0 && used[prod] == 0) return prod;
+            const i64 lo = ty == 0 ? 0 : sim.aic, hi = ty == 0 ? sim.aic : sim.aic + sim.aiv;
+            i64 fewest = sim.slots;
+            for (i64 g = lo; g < hi; ++g) if (used[g] < fewest) fewest = used[g];
+            if (fewest >= sim.slots) return -1;
+            i64 best = -1;
+            for (i64 g = lo; g < hi; ++g) {
+                if (used[g] != fewest) continue;
+                if (best < 0) { best = g; continue; }
+                if (sim.mode & 2) {
+                    i64 a = sim.thread_dispatched[sim.owner[g]],
+                        b = sim.thread_dispatched[sim.owner[best]];
+                    if (a < b || (a == b && free_at[g] < free_at[best])) best = g;
+                } else if (free_at[g] < free_at[best]) {
+                    best = g;
+                }
+            }
+            return best;
+        }
+
+        void dispatch(int ty) {
+            auto &q = queues[ty];
+            const bool lifo = sim.mode & 1;
+            while (!q.empty()) {
+                i64 p = lifo ? q.back() : q.front();
+                i64 g = choose(ty, producer[p]);
+                if (g < 0) return;
+                if (lifo) q.pop_back(); else q.pop_front();
+                start_task(p, g);
+            }
+        }
+
+        void start_task(i64 p, i64 g) {   // `ModelWindow.start`
+            const i64 i = ids[p];
+            double d = sim.work(sim.owner[g], 2, now, sim.dispatch_cost, 1);
+            dispatched[p] = d;
+            // `memory.Memory.serve`
+            double reads_total, h = 0.0;
+            i64 hit_lines, total_lines;
+            bool cached;
+            sim.l2.access(t.reads, i, reads_total, hit_lines, total_lines, cached);
+            const double mte2 = t.mte2[i], mte3 = t.mte3[i];
+            if (total_lines) {
+                h = reads_total * double(hit_lines) / double(total_lines);
+                if (mte2 <= h) h = mte2;
+            }
+            bool cached_writes = false;
+            if (t.writes.ptr[i + 1] > t.writes.ptr[i]) {
+                double wb; i64 wh, wt;
+                sim.l2.access(t.writes, i, wb, wh, wt, cached_writes);
+            }
+            bool wb = cached_writes && sim.written + mte3 <= sim.l2_capacity;
+            sim.written += mte3;
+            sim.core_g[i] = g; sim.hit[i] = h; sim.hbm[i] = mte2 - h;
+            write_back[p] = wb;
+            lineup[g].push_back(p);
+            ++used[g];
+            double begin_at = d > free_at[g] ? d : free_at[g];
+            if (lineup[g].size() == 1) {
+                if (!sim.warm[g]) { sim.warm[g] = 1; begin_at += sim.cold; }
+                schedule(begin_at, 1, p, 0);
+            }
+            const Timing &c = sim.timing[kinds[p]];
+            double cycles;
+            if (t.empty[i]) {
+                cycles = c.head;
+            } else {
+                const i64 sharers = running + 1;
+                double b = busy_cycles(in_scale[p], compute[p], out_moved[p], fix[p], c, h,
+                                       mte2 - h, mte3 != 0.0, wb, sim.hbm_bw / double(sharers),
+                                       sim.l2_bw / double(sharers));
+                cycles = lead(p) + b + tail_of(p);
+            }
+            free_at[g] = begin_at + cycles;
+        }
+    };
+};
+
+template <typename T>
+py::array_t<T> out(const std::vector<T> &v) {
+    py::array_t<T> a(v.size());
+    std::copy(v.begin(), v.end(), a.mutable_data());
+    return a;
+}
+
+Accesses accesses(const py::dict &d, const std::string &p, i64 n) {
+    Accesses a;
+    a.ptr = data<i64>(d, (p + "_ptr").c_str(), n + 1);
+    const size_t boxes = size_t(a.ptr[n]);
+    a.storage = data<i64>(d, (p + "_storage").c_str(), boxes);
+    a.dim_ptr = data<i64>(d, (p + "_dim_ptr").c_str(), boxes + 1);
+    const size_t dims = size_t(a.dim_ptr[boxes]);
+    a.offs = data<i64>(d, (p + "_offs").c_str(), dims);
+    a.ext = data<i64>(d, (p + "_ext").c_str(), dims);
+    a.shape = data<i64>(d, (p + "_shape").c_str(), dims);
+    a.itemsize = data<double>(d, (p + "_itemsize").c_str(), boxes);
+    a.uncached = data<std::uint8_t>(d, (p + "_uncached").c_str(), boxes);
+    return a;
+}
+
+py::dict run(const py::dict &table, const py::dict &constants) {
+    std::vector<py::object> keep;
+    kept = &keep;
+    Tasks t;
+    t.n = py::cast<i64>(table["n"]);
+    const size_t n = size_t(t.n);
+    t.id = data<i64>(table, "id", n);
+    t.window = data<i64>(table, "window", n);
+    t.instance = data<i64>(table, "instance", n);
+    t.kind = data<std::int8_t>(table, "kind", n);
+    t.empty = data<std::uint8_t>(table, "empty", n);
+    t.mte2 = data<double>(table, "mte2_bytes", n);
+    t.mte3 = data<double>(table, "mte3_bytes", n);
+    t.mte2_moved = data<double>(table, "mte2_moved", n);
+    t.mte3_moved = data<double>(table, "mte3_moved", n);
+    t.mte1_cycles = data<double>(table, "mte1_cycles", n);
+    t.cube_cycles = data<double>(table, "cube_cycles", n);
+    t.vector_cycles = data<double>(table, "vector_cycles", n);
+    t.fix_cycles = data<double>(table, "fix_cycles", n);
+    t.pred_ptr = data<i64>(table, "pred_ptr", n + 1);
+    t.preds = data<i64>(table, "preds", size_t(t.pred_ptr[n]));
+    t.reads = accesses(table, "read", t.n);
+    t.writes = accesses(table, "write", t.n);
+    Simulator sim(constants, t);
+    {
+        py::gil_scoped_release release;
+        sim.run_all();
+    }
+    // the stats sums over the tasks that ran, in task order (`stats.Tally`)
+    double first = std::numeric_limits<double>::infinity(), last = 0.0, busy_aic = 0.0,
+           busy_aiv = 0.0, read = 0.0, write = 0.0, hit = 0.0, hbm = 0.0;
+    i64 tasks = 0, tasks_aiv = 0, empty = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (std::isnan(sim.start[i])) continue;
+        if (sim.start[i] < first) first = sim.start[i];
+        if (sim.end[i] > last) last = sim.end[i];
+        ++tasks;
+        tasks_aiv += t.kind[i];
+        if (t.kind[i]) busy_aiv += sim.end[i] - sim.start[i];
+        else busy_aic += sim.end[i] - sim.start[i];
+        empty += t.empty[i];
+        read += t.mte2[i];
+        write += t.mte3[i];
+    }
+    for (size_t i = 0; i < n; ++i) if (!std::isnan(sim.start[i])) hit += sim.hit[i];
+    for (size_t i = 0; i < n; ++i) if (!std::isnan(sim.start[i])) hbm += sim.hbm[i];
+    std::vector<i64> rt, rk, rc, rw;
+    std::vector<double> rs, re;
+    for (auto &r : sim.records) {
+        rt.push_back(r.thread); rk.push_back(r.kind); rs.push_back(r.start);
+        re.push_back(r.end); rc.push_back(r.count); rw.push_back(r.window);
+    }
+    py::dict o;
+    o["core"] = out(sim.core_g); o["start"] = out(sim.start); o["end"] = out(sim.end);
+    o["hit"] = out(sim.hit); o["hbm"] = out(sim.hbm); o["ready"] = out(sim.ready);
+    o["flow_pred"] = out(sim.flow_pred); o["flow_succ"] = out(sim.flow_succ);
+    o["record_thread"] = out(rt); o["record_kind"] = out(rk); o["record_start"] = out(rs);
+    o["record_end"] = out(re); o["record_count"] = out(rc); o["record_window"] = out(rw);
+    o["window"] = out(sim.win_number); o["window_instances"] = out(sim.win_instances);
+    o["window_tasks"] = out(sim.win_tasks); o["window_cross_edges"] = out(sim.win_cross);
+    o["build_end"] = sim.build_end_;
+    o["tally"] = py::make_tuple(first, last, busy_aic, busy_aiv, tasks, tasks_aiv, empty,
+                                read, write, hit, hbm);
+    return o;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_simcore, m) {
+    m.doc() = "The compiled simulator core (see machine/compiled.py)";
+    m.def("run", &run, py::arg("table"), py::arg("constants"));
+#ifdef SIMCORE_SOURCE
+    m.attr("SOURCE") = SIMCORE_SOURCE;   // the hash of this file it was built from (setup.py)
+#else
+    m.attr("SOURCE") = "";
+#endif
+}

@@ -1,0 +1,80 @@
+"""The stitched tasks as a table of columns: what crosses into the compiled simulator core.
+
+Takes `SimTask`s → a dict of numpy arrays, one row per task in task order (struct of arrays):
+ids, windows, instances, core types, the cost-model inputs, the predecessors as one CSR
+(`pred_ptr`, `preds`) and the GM boxes of the reads and of the writes as two CSRs (per box its
+storage, itemsize, whether its storage is NONE_CACHEABLE, and its offsets, extents and tensor
+shape as a CSR of dims). Keeps: every value as the Python model reads it (float64 for bytes and
+cycles, int64 for ids and box dims), so the two cores see the same numbers.
+"""
+from __future__ import annotations
+
+from itertools import chain
+from typing import Sequence
+
+import numpy as np
+
+from pypto.machine.result import SimTask
+
+_COSTS = ("mte2_bytes", "mte3_bytes", "mte2_moved", "mte3_moved", "mte1_cycles", "cube_cycles",
+          "vector_cycles", "fix_cycles")
+
+
+class UnsupportedTasks(ValueError):
+    """The tasks hold something the table does not carry (the Python model runs them)."""
+
+
+def task_table(tasks: Sequence[SimTask]) -> dict:
+    n = len(tasks)
+    table: dict = {"n": n}
+    table["id"] = np.fromiter((t.id for t in tasks), np.int64, n)
+    table["window"] = np.fromiter((t.window for t in tasks), np.int64, n)
+    table["instance"] = np.fromiter((t.instance for t in tasks), np.int64, n)
+    table["kind"] = np.fromiter((t.core != "AIC" for t in tasks), np.int8, n)
+    table["empty"] = np.fromiter((t.empty for t in tasks), np.uint8, n)
+    for name in _COSTS:
+        table[name] = np.array([getattr(t, name) for t in tasks], np.float64)
+    table["pred_ptr"], table["preds"] = _csr([t.preds for t in tasks])
+    _boxes(table, "read", [t.reads for t in tasks], [t.read_layouts for t in tasks], tasks)
+    _boxes(table, "write", [t.writes for t in tasks], [t.write_layouts for t in tasks], tasks)
+    return table
+
+
+def _ptr(rows: list[list]) -> np.ndarray:
+    """The CSR row pointer of `rows`: row i is items ptr[i]..ptr[i+1]-1."""
+    ptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=ptr[1:])
+    return ptr
+
+
+def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = _ptr(rows)
+    return ptr, np.fromiter(chain.from_iterable(rows), np.int64, int(ptr[-1]))
+
+
+def _boxes(table: dict, prefix: str, accesses: list[list], layouts: list[list],
+           tasks: Sequence[SimTask]) -> None:
+    table[f"{prefix}_ptr"] = _ptr(accesses)
+    boxes = list(chain.from_iterable(accesses))
+    shapes = list(chain.from_iterable(layouts))
+    if len(shapes) != len(boxes):
+        raise UnsupportedTasks(f"{prefix}s and their layouts differ in number")
+    ranks = [len(ext) for _, _, ext in boxes]
+    if any(len(shape) != r or len(offs) != r
+           for r, (_, offs, _), (shape, _) in zip(ranks, boxes, shapes)):
+        raise UnsupportedTasks(f"a {prefix} box's rank differs from its tensor's")
+    table[f"{prefix}_storage"] = np.fromiter((s for s, _, _ in boxes), np.int64, len(boxes))
+    table[f"{prefix}_itemsize"] = np.array([size for _, size in shapes], np.float64)
+    table[f"{prefix}_uncached"] = np.fromiter(
+        (s in t.uncached for t, row in zip(tasks, accesses) for s, _, _ in row), np.uint8,
+        len(boxes))
+    dim_ptr = np.zeros(len(boxes) + 1, np.int64)
+    np.cumsum(ranks, out=dim_ptr[1:])
+    dims = int(dim_ptr[-1])
+    table[f"{prefix}_dim_ptr"] = dim_ptr
+    table[f"{prefix}_offs"] = np.fromiter(chain.from_iterable(o for _, o, _ in boxes),
+                                          np.int64, dims)
+    table[f"{prefix}_ext"] = np.fromiter(chain.from_iterable(e for _, _, e in boxes),
+                                         np.int64, dims)
+    table[f"{prefix}_shape"] = np.fromiter(chain.from_iterable(s for s, _ in shapes),
+                                           np.int64, dims)
