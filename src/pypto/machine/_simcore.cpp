@@ -163,12 +163,12 @@ struct Record {   // `result.AicpuRun`: kind 0 build, 1 resolve, 2 dispatch
     i64 window;
 };
 
-struct Event {
+struct Event {   // NOTE: 24 bytes: the heap moves these
     double time;
     std::uint64_t seq;
-    int kind;   // 0 READY, 1 BEGIN, 2 END, 3 DONE
-    i64 task;
-    i64 version;
+    i64 code;   // task * 4 + kind: 0 READY, 1 BEGIN, 2 END, 3 DONE
+    int kind() const { return int(code & 3); }
+    i64 task() const { return code >> 2; }
 };
 struct Later {
     bool operator()(const Event &a, const Event &b) const {
@@ -176,55 +176,48 @@ struct Later {
     }
 };
 
-// The END events of the running tasks: a binary heap indexed by task, so re-timing a task
-// moves its one END event instead of leaving a stale one behind (the Python model raises a new
-// event and skips the stale one: the same order, since both order by (time, seq raised)).
-struct EndHeap {
-    std::vector<i64> heap;   // task positions
-    std::vector<i64> where;  // per task its index in `heap`, -1 if absent
+// The END events of the running tasks: one (time, seq) per task, the earliest found by a scan
+// when asked after a change, so re-timing a task moves its one END event instead of leaving a
+// stale one behind (the Python model raises a new event and skips the stale one: the same
+// order, since both order by (time, seq raised)). NOTE: a flat array, not a heap: at most one
+// task runs per core, and a bandwidth change re-times most of them at once.
+struct Ends {
+    std::vector<i64> tasks;   // the tasks with an END event
+    std::vector<i64> where;   // per task its index in `tasks`, -1 if absent
     std::vector<double> time;
     std::vector<std::uint64_t> seq;
+    i64 first = -1;           // the earliest, valid unless `stale`
+    bool stale = false;
 
     void reset(i64 n) {
-        heap.clear(); where.assign(n, -1); time.assign(n, 0.0); seq.assign(n, 0);
+        tasks.clear(); where.assign(n, -1); time.assign(n, 0.0); seq.assign(n, 0);
+        first = -1; stale = false;
     }
+    bool empty() const { return tasks.empty(); }
     bool before(i64 a, i64 b) const {
         return time[a] < time[b] || (time[a] == time[b] && seq[a] < seq[b]);
     }
-    void up(i64 k) {
-        i64 p = heap[k];
-        while (k > 0) {
-            i64 parent = (k - 1) / 2;
-            if (!before(p, heap[parent])) break;
-            heap[k] = heap[parent]; where[heap[k]] = k; k = parent;
-        }
-        heap[k] = p; where[p] = k;
-    }
-    void down(i64 k) {
-        i64 p = heap[k], n = i64(heap.size());
-        while (true) {
-            i64 c = 2 * k + 1;
-            if (c >= n) break;
-            if (c + 1 < n && before(heap[c + 1], heap[c])) ++c;
-            if (!before(heap[c], p)) break;
-            heap[k] = heap[c]; where[heap[k]] = k; k = c;
-        }
-        heap[k] = p; where[p] = k;
-    }
     void set(i64 p, double t, std::uint64_t s) {
         time[p] = t; seq[p] = s;
-        if (where[p] < 0) { heap.push_back(p); up(i64(heap.size()) - 1); return; }
-        i64 k = where[p];
-        up(k);
-        down(where[p]);
+        if (where[p] < 0) { where[p] = i64(tasks.size()); tasks.push_back(p); }
+        if (stale) return;
+        if (first < 0 || (p != first && before(p, first))) first = p;   // (first < 0: it was empty)
+        else if (p == first) stale = true;   // it moved: it may no longer be the earliest
     }
-    i64 pop() {
-        i64 top = heap[0];
-        where[top] = -1;
-        i64 last = heap.back();
-        heap.pop_back();
-        if (!heap.empty()) { heap[0] = last; where[last] = 0; down(0); }
-        return top;
+    i64 top() {
+        if (stale || first < 0) {
+            first = tasks[0];
+            for (i64 p : tasks) if (before(p, first)) first = p;
+            stale = false;
+        }
+        return first;
+    }
+    void pop() {   // the earliest one
+        const i64 p = top(), k = where[p], last = tasks.back();
+        tasks[k] = last; where[last] = k;
+        tasks.pop_back(); where[p] = -1;
+        first = -1;
+        stale = !tasks.empty();   // the next earliest is not known until scanned
     }
 };
 
@@ -278,6 +271,13 @@ class Simulator {
         for (int k = 0; k < 2; ++k)
             timing[k] = Timing{tm[k][0], tm[k][1], tm[k][2], tm[k][3], tm[k][4], k == 0};
         warm.assign(aic + aiv, 0);
+        make_shares();
+        lineup.resize(aic + aiv);
+        i64 most = -1;
+        bool negative = false;
+        for (i64 i = 0; i < t.n; ++i) { most = std::max(most, t.id[i]); negative |= t.id[i] < 0; }
+        dense_ids = !negative && most < 4 * t.n + 1024;
+        if (dense_ids) { pos_of.assign(most + 1, -1); pos_window.assign(most + 1, 0); }
         last.assign(threads + 1, -1);
         const i64 n = t.n;
         core_g.assign(n, -1); start.assign(n, NaN); end.assign(n, 0.0); hit.assign(n, 0.0);
@@ -305,6 +305,14 @@ class Simulator {
     }
     double build_end_ = 0.0;
 
+    // per core the tasks dispatched to it and not ended (`ModelWindow.lineup`); empty
+    // between windows, kept to spare the allocations
+    std::vector<std::deque<i64>> lineup;
+    // task id -> its position in the current window, when the ids are dense
+    bool dense_ids = false;
+    i64 window_serial = 0;
+    std::vector<i64> pos_of, pos_window;
+
     // `SchedulerThreads.work`
     std::vector<double> thread_free;
     std::vector<i64> thread_dispatched;
@@ -325,7 +333,19 @@ class Simulator {
         return t1;
     }
 
-    // `timing.busy_cycles`
+    // per count of sharers n, each one's HBM and L2 share (hbm_bw / n, l2_bw / n)
+    std::vector<double> hbm_share, l2_share;
+    void make_shares() {
+        const i64 most = aic + aiv + 2;
+        hbm_share.assign(most + 1, 0.0); l2_share.assign(most + 1, 0.0);
+        for (i64 k = 1; k <= most; ++k) {
+            hbm_share[k] = hbm_bw / double(k);
+            l2_share[k] = l2_bw / double(k);
+        }
+    }
+
+    // `timing.busy_cycles`. NOTE: a zero byte count skips its division (0 / x is +0.0, and
+    // x + 0.0 is x for the non-negative x here: the same value)
     static double busy_cycles(double in_scale, double compute, double out_moved, double t_out,
                               const Timing &core, double hit, double hbm, bool has_out,
                               bool write_back, double hbm_share, double l2_share) {
@@ -333,7 +353,9 @@ class Simulator {
         double in_bw = core_bw <= hbm_share ? core_bw : hbm_share;
         double l2_in_bw = core_bw * 2;
         if (l2_share < l2_in_bw) l2_in_bw = l2_share;
-        double busiest = (hbm / in_bw + hit / l2_in_bw) * in_scale;
+        double moving = hbm != 0.0 ? hbm / in_bw : 0.0;
+        if (hit != 0.0) moving = moving + hit / l2_in_bw;
+        double busiest = moving * in_scale;
         if (compute > busiest) busiest = compute;
         if (has_out) {
             double out_bw = write_back ? l2_share : hbm_share;
@@ -349,35 +371,55 @@ class Simulator {
         std::vector<i64> ids;      // global row of each position
         std::vector<int> kinds;
         std::vector<i64> remaining;
-        std::vector<std::vector<i64>> successors;
+        std::vector<i64> succ_ptr, succ;   // successors: succ[succ_ptr[p]..succ_ptr[p+1])
         std::vector<i64> roots;
         i64 instances = 0, cross = 0;
         // run state
         std::priority_queue<Event, std::vector<Event>, Later> events;
-        EndHeap ends;
+        Ends ends;
+        std::vector<i64> last_of_core;   // the last task in each core's lineup
         std::uint64_t seq = 0;
         double now = 0.0;
         std::deque<i64> queues[2];
-        std::vector<i64> producer, version;
+        std::vector<i64> producer;
         std::vector<double> dispatched, free_at;
         std::vector<i64> used;
-        std::vector<std::deque<i64>> lineup;
+        std::vector<std::deque<i64>> &lineup;   // the simulator's: empty between windows
         std::vector<char> write_back;
         std::vector<i64> resolved;
         std::vector<i64> retimed;   // scratch of `share`
-        // `flow.Flows`: the running set in the order begun (a linked list), and progress
-        std::vector<i64> next, prev;
-        i64 head = -1, tail = -1, running = 0;
+        // `flow.Flows`: the running set in the order begun (positions in `order`, -1 where a
+        // task left, compacted when half are holes), and progress
+        std::vector<i64> order, order_at;
+        i64 holes = 0;
+        std::vector<char> fixed_busy;   // its busiest pipe takes the same time at any share
+        i64 running = 0;
         std::vector<double> busy, left, mark, tail_lat;
         std::vector<double> in_scale, compute, out_moved, fix;
 
-        Window(Simulator &s, const std::vector<i64> &members) : sim(s), t(s.t), ids(members) {
+        Window(Simulator &s, const std::vector<i64> &members) : sim(s), t(s.t), ids(members), lineup(s.lineup) {
             const i64 n = i64(ids.size());
+            // task id -> position (the last one, as a dict keeps it): dense ids index an
+            // array stamped with the window's serial, others go through a hash map
+            const i64 serial = ++sim.window_serial;
             std::unordered_map<i64, i64> position;
-            position.reserve(size_t(n) * 2);
-            for (i64 p = 0; p < n; ++p) position[t.id[ids[p]]] = p;
-            kinds.resize(n); remaining.assign(n, 0); successors.resize(n);
-            std::vector<i64> inst;
+            const bool dense = sim.dense_ids;
+            if (!dense) position.reserve(size_t(n) * 2);
+            for (i64 p = 0; p < n; ++p) {
+                const i64 id = t.id[ids[p]];
+                if (dense) { sim.pos_of[id] = p; sim.pos_window[id] = serial; }
+                else position[id] = p;
+            }
+            auto find = [&](i64 id) -> i64 {
+                if (dense) {
+                    return id >= 0 && id < i64(sim.pos_of.size()) && sim.pos_window[id] == serial
+                        ? sim.pos_of[id] : -1;
+                }
+                auto it = position.find(id);
+                return it == position.end() ? -1 : it->second;
+            };
+            kinds.resize(n); remaining.assign(n, 0); succ_ptr.assign(n + 1, 0);
+            std::vector<i64> inst, pred_pos;
             inst.reserve(n);
             for (i64 p = 0; p < n; ++p) {
                 const i64 i = ids[p];
@@ -387,34 +429,46 @@ class Simulator {
                 if (a == b) { roots.push_back(p); continue; }
                 remaining[p] = b - a;
                 for (i64 e = a; e < b; ++e) {
-                    auto it = position.find(t.preds[e]);
-                    if (it == position.end())
+                    const i64 j = find(t.preds[e]);
+                    if (j < 0)
                         throw std::invalid_argument("simcore: task " + std::to_string(t.id[i])
                                                     + " waits for task "
                                                     + std::to_string(t.preds[e])
                                                     + ", which is not in its window");
-                    const i64 j = it->second;
                     if (t.instance[ids[j]] != t.instance[i]) ++cross;
-                    successors[j].push_back(p);
+                    ++succ_ptr[j + 1];
+                    pred_pos.push_back(j);
                 }
+            }
+            // the successors as one CSR, each task's in the order its edges came (the order
+            // the Python model appends them)
+            for (i64 p = 0; p < n; ++p) succ_ptr[p + 1] += succ_ptr[p];
+            succ.resize(size_t(succ_ptr[n]));
+            std::vector<i64> fill(succ_ptr.begin(), succ_ptr.end() - 1);
+            size_t e = 0;
+            for (i64 p = 0; p < n; ++p) {
+                const i64 i = ids[p];
+                for (i64 k = t.pred_ptr[i]; k < t.pred_ptr[i + 1]; ++k) succ[fill[pred_pos[e++]]++] = p;
             }
             std::sort(inst.begin(), inst.end());
             instances = i64(std::unique(inst.begin(), inst.end()) - inst.begin());
         }
 
-        void schedule(double time, int kind, i64 p, i64 v) {
-            events.push(Event{time, seq++, kind, p, v});
+        void schedule(double time, int kind, i64 p) {
+            events.push(Event{time, seq++, p * 4 + kind});
         }
 
         double run(double start) {
             const i64 n = i64(ids.size());
             if (!n) return start;
             const i64 cores = sim.aic + sim.aiv;
-            free_at.assign(cores, start); used.assign(cores, 0); lineup.resize(cores);
+            free_at.assign(cores, start); used.assign(cores, 0);
+            last_of_core.assign(cores, -1);
             sim.thread_free.assign(sim.threads + 1, start);
             sim.thread_dispatched.assign(sim.threads + 1, 0);
-            producer.assign(n, -1); version.assign(n, 0); dispatched.assign(n, 0.0);
-            write_back.assign(n, 0); next.assign(n, -1); prev.assign(n, -1);
+            producer.assign(n, -1); dispatched.assign(n, 0.0);
+            write_back.assign(n, 0); order.clear(); order_at.assign(n, -1); fixed_busy.assign(n, 0);
+            holes = 0;
             busy.assign(n, 0.0); left.assign(n, 1.0); mark.assign(n, 0.0);
             tail_lat.assign(n, 0.0);
             in_scale.resize(n); compute.resize(n); out_moved.resize(n); fix.resize(n);
@@ -434,38 +488,40 @@ class Simulator {
             }
             ends.reset(n);
             retimed.reserve(size_t(sim.aic + sim.aiv) + 1);
-            for (i64 p : roots) schedule(start, 0, p, 0);
-            while (!events.empty() || !ends.heap.empty()) {
+            for (i64 p : roots) schedule(start, 0, p);
+            while (!events.empty() || !ends.empty()) {
                 Event e;
-                if (!ends.heap.empty() && (events.empty() || [&] {
+                if (!ends.empty() && (events.empty() || [&] {
                         const Event &top = events.top();
-                        const i64 q = ends.heap[0];
+                        const i64 q = ends.top();
                         return ends.time[q] < top.time ||
                                (ends.time[q] == top.time && ends.seq[q] < top.seq);
                     }())) {
-                    const i64 q = ends.pop();
-                    e = Event{ends.time[q], ends.seq[q], 2, q, version[q]};
+                    const i64 q = ends.top();
+                    ends.pop();
+                    e = Event{ends.time[q], ends.seq[q], q * 4 + 2};
                 } else {
                     e = events.top();
                     events.pop();
                 }
                 now = e.time;
-                switch (e.kind) {
+                const i64 p = e.task();
+                switch (e.kind()) {
                     case 0:
-                        queues[kinds[e.task]].push_back(e.task);
-                        sim.ready[ids[e.task]] = now;
-                        dispatch(kinds[e.task]);
+                        queues[kinds[p]].push_back(p);
+                        sim.ready[ids[p]] = now;
+                        dispatch(kinds[p]);
                         break;
-                    case 1: begin(e.task); break;
-                    case 2: if (e.version == version[e.task]) finish_run(e.task); break;
-                    default: done(e.task); dispatch(kinds[e.task]); break;
+                    case 1: begin(p); break;
+                    case 2: finish_run(p); break;   // (its one END: `Ends` keeps the latest)
+                    default: done(p); dispatch(kinds[p]); break;
                 }
             }
             // the flows: (pred id, succ id) per edge, preds in the order they were resolved
             for (i64 p : resolved)
-                for (i64 s : successors[p]) {
+                for (i64 k = succ_ptr[p]; k < succ_ptr[p + 1]; ++k) {
                     sim.flow_pred.push_back(t.id[ids[p]]);
-                    sim.flow_succ.push_back(t.id[ids[s]]);
+                    sim.flow_succ.push_back(t.id[ids[succ[k]]]);
                 }
             double last_end = start;
             for (i64 p = 0; p < n; ++p) {
@@ -479,7 +535,7 @@ class Simulator {
             const i64 i = ids[p];
             return busy_cycles(in_scale[p], compute[p], out_moved[p], fix[p], sim.timing[kinds[p]],
                                sim.hit[i], sim.hbm[i], t.mte3[i] != 0.0, write_back[p],
-                               sim.hbm_bw / double(sharers), sim.l2_bw / double(sharers));
+                               sim.hbm_share[sharers], sim.l2_share[sharers]);
         }
 
         double lead(i64 p) {
@@ -491,14 +547,17 @@ class Simulator {
         }
 
         void retime_one(i64 p, double e) {
-            ++version[p];
             ends.set(p, e, seq++);
             const i64 g = sim.core_g[ids[p]];
-            if (lineup[g].back() == p) free_at[g] = e;
+            if (last_of_core[g] == p) free_at[g] = e;
         }
 
         void share(std::vector<i64> &retimed, i64 sharers) {   // `Flows._share`
-            for (i64 j = head; j >= 0; j = next[j]) {
+            for (i64 j : order) {
+                // NOTE: a task whose pipe takes the same time at one sharer as at the most
+                // there can be takes it at every count between (each term only grows as the
+                // share shrinks): `fresh == busy` would hold, so it is skipped unasked
+                if (j < 0 || fixed_busy[j]) continue;
                 double fresh = busy_at(j, sharers);
                 if (fresh == busy[j]) continue;
                 if (now > mark[j]) {
@@ -526,11 +585,12 @@ class Simulator {
             retimed.clear();
             share(retimed, running + 1);
             // join the running set at its end
-            prev[p] = tail; next[p] = -1;
-            if (tail >= 0) next[tail] = p; else head = p;
-            tail = p;
+            order_at[p] = i64(order.size());
+            order.push_back(p);
             ++running;
+            const i64 most = sim.aic + sim.aiv + 1;
             busy[p] = busy_at(p, running);
+            fixed_busy[p] = busy_at(p, 1) == busy_at(p, most) && busy[p] == busy_at(p, 1);
             retimed.push_back(p);
             for (i64 j : retimed) retime_one(j, end_of(j));
         }
@@ -539,8 +599,13 @@ class Simulator {
             const i64 i = ids[p], g = sim.core_g[i];
             sim.end[i] = now;
             if (!t.empty[i]) {
-                if (prev[p] >= 0) next[prev[p]] = next[p]; else head = next[p];
-                if (next[p] >= 0) prev[next[p]] = prev[p]; else tail = prev[p];
+                order[order_at[p]] = -1;
+                if (2 * ++holes > i64(order.size())) {   // compact, keeping the order
+                    i64 k = 0;
+                    for (i64 j : order) if (j >= 0) { order_at[j] = k; order[k++] = j; }
+                    order.resize(size_t(k));
+                    holes = 0;
+                }
                 --running;
                 if (running) {
                     retimed.clear();
@@ -552,25 +617,26 @@ class Simulator {
             line.pop_front();
             if (!line.empty()) {
                 double d = dispatched[line.front()];
-                schedule(d > now ? d : now, 1, line.front(), 0);
+                schedule(d > now ? d : now, 1, line.front());
             } else {
                 free_at[g] = now;
             }
-            schedule(now + sim.notice, 3, p, 0);
+            schedule(now + sim.notice, 3, p);
         }
 
         void done(i64 p) {   // `ModelWindow.finish`
             const i64 g = sim.core_g[ids[p]];
             --used[g];
-            auto &succ = successors[p];
-            if (succ.empty()) return;
-            double cost = sim.resolve_cost * double(succ.size());
-            double at = sim.work(sim.owner[g], 1, now, cost, i64(succ.size()));
+            const i64 count = succ_ptr[p + 1] - succ_ptr[p];
+            if (!count) return;
+            double cost = sim.resolve_cost * double(count);
+            double at = sim.work(sim.owner[g], 1, now, cost, count);
             resolved.push_back(p);
-            for (i64 s : succ) {
+            for (i64 k = succ_ptr[p]; k < succ_ptr[p + 1]; ++k) {
+                const i64 s = succ[k];
                 --remaining[s];
                 producer[s] = kinds[s] == kinds[p] ? g : -1;
-                if (remaining[s] == 0) schedule(at, 0, s, 0);
+                if (remaining[s] == 0) schedule(at, 0, s);
             }
         }
 
@@ -631,11 +697,12 @@ class Simulator {
             sim.core_g[i] = g; sim.hit[i] = h; sim.hbm[i] = mte2 - h;
             write_back[p] = wb;
             lineup[g].push_back(p);
+            last_of_core[g] = p;
             ++used[g];
             double begin_at = d > free_at[g] ? d : free_at[g];
             if (lineup[g].size() == 1) {
                 if (!sim.warm[g]) { sim.warm[g] = 1; begin_at += sim.cold; }
-                schedule(begin_at, 1, p, 0);
+                schedule(begin_at, 1, p);
             }
             const Timing &c = sim.timing[kinds[p]];
             double cycles;
@@ -644,8 +711,8 @@ class Simulator {
             } else {
                 const i64 sharers = running + 1;
                 double b = busy_cycles(in_scale[p], compute[p], out_moved[p], fix[p], c, h,
-                                       mte2 - h, mte3 != 0.0, wb, sim.hbm_bw / double(sharers),
-                                       sim.l2_bw / double(sharers));
+                                       mte2 - h, mte3 != 0.0, wb, sim.hbm_share[sharers],
+                                       sim.l2_share[sharers]);
                 cycles = lead(p) + b + tail_of(p);
             }
             free_at[g] = begin_at + cycles;
