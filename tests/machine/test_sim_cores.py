@@ -99,3 +99,38 @@ def test_simulate_takes_the_core_it_is_told(sim_core):
     tasks = random_graph(rng)
     assert simulate(tasks, load("a2a3"), "k", 1).digest() == \
         Simulator(load("a2a3"), 1).run(tasks, "k").digest()
+
+
+def test_a_table_gives_back_its_tasks():
+    # a table made from SimTasks hands back the same ones; one made from its columns alone
+    # rebuilds equal ones (what a stitcher that makes columns in bulk relies on)
+    from pypto.machine.task_table import TaskTable, task_table
+    tasks = random_graph(random.Random(4))
+    assert TaskTable.of(tasks).tasks() is tasks
+    names = {"root": ["root"], "leaf": sorted({t.leaf for t in tasks}), "label": [""]}
+    columns = task_table(tasks)
+    columns["root_code"] = [0] * len(tasks)
+    columns["leaf_code"] = [names["leaf"].index(t.leaf) for t in tasks]
+    columns["label_code"] = [0] * len(tasks)
+    columns["call"] = [t.call for t in tasks]
+    columns["leaf_index"] = [t.leaf_index for t in tasks]
+    rebuilt = TaskTable(columns, names).tasks()
+    # what the table carries: all the simulator reads (not mte1_bytes, operand hints, merge
+    # groups, or uncached storages no box touches)
+    carried = [f.name for f in dataclasses.fields(tasks[0])
+               if f.name not in ("mte1_bytes", "inputs", "outputs", "merge", "uncached")]
+    for made, task in zip(rebuilt, tasks):
+        assert [getattr(made, k) for k in carried] == [getattr(task, k) for k in carried]
+        touched = {s for s, _, _ in task.reads + task.writes}
+        assert made.uncached == task.uncached & touched
+
+
+@needs_core
+def test_a_compiled_run_makes_its_records_only_when_read():
+    tasks = random_graph(random.Random(6))
+    run = compiled.simulate_compiled(tasks, load("a2a3"), "k", 0, (), None)
+    assert {"tasks", "aicpu", "flows"}.isdisjoint(vars(run))   # not made yet
+    assert run.stats["tasks"] == len(run.columns)
+    model = Simulator(load("a2a3")).run(tasks, "k")
+    assert run.tasks == model.tasks and "tasks" in vars(run)
+    assert run == model and dataclasses.asdict(run)["aicpu"] == dataclasses.asdict(model)["aicpu"]

@@ -247,8 +247,11 @@ class Simulator {
     std::vector<i64> last;                // per thread its last record (-1: none)
     const Tasks &t;
     // outputs per task (task order)
-    std::vector<i64> core_g;
-    std::vector<double> start, end, hit, hbm, ready;
+    // per task, written into the numpy arrays returned (no copy)
+    py::array_t<i64> core_out;
+    py::array_t<double> start_out, end_out, hit_out, hbm_out, ready_out;
+    i64 *core_g;
+    double *start, *end, *hit, *hbm, *ready;
     std::vector<i64> flow_pred, flow_succ;
     std::vector<i64> win_number, win_instances, win_tasks, win_cross;
 
@@ -280,8 +283,16 @@ class Simulator {
         if (dense_ids) { pos_of.assign(most + 1, -1); pos_window.assign(most + 1, 0); }
         last.assign(threads + 1, -1);
         const i64 n = t.n;
-        core_g.assign(n, -1); start.assign(n, NaN); end.assign(n, 0.0); hit.assign(n, 0.0);
-        hbm.assign(n, 0.0); ready.assign(n, NaN);
+        auto column = [n](py::array_t<double> &a, double fill) {
+            a = py::array_t<double>(n);
+            std::fill(a.mutable_data(), a.mutable_data() + n, fill);
+            return a.mutable_data();
+        };
+        core_out = py::array_t<i64>(n);
+        core_g = core_out.mutable_data();
+        std::fill(core_g, core_g + n, i64(-1));
+        start = column(start_out, NaN); end = column(end_out, 0.0); hit = column(hit_out, 0.0);
+        hbm = column(hbm_out, 0.0); ready = column(ready_out, NaN);
     }
 
     void run_all() {
@@ -795,8 +806,8 @@ py::dict run(const py::dict &table, const py::dict &constants) {
         re.push_back(r.end); rc.push_back(r.count); rw.push_back(r.window);
     }
     py::dict o;
-    o["core"] = out(sim.core_g); o["start"] = out(sim.start); o["end"] = out(sim.end);
-    o["hit"] = out(sim.hit); o["hbm"] = out(sim.hbm); o["ready"] = out(sim.ready);
+    o["core"] = sim.core_out; o["start"] = sim.start_out; o["end"] = sim.end_out;
+    o["hit"] = sim.hit_out; o["hbm"] = sim.hbm_out; o["ready"] = sim.ready_out;
     o["flow_pred"] = out(sim.flow_pred); o["flow_succ"] = out(sim.flow_succ);
     o["record_thread"] = out(rt); o["record_kind"] = out(rk); o["record_start"] = out(rs);
     o["record_end"] = out(re); o["record_count"] = out(rc); o["record_window"] = out(rw);

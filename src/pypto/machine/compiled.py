@@ -17,11 +17,13 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
+import numpy as np
+
+from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRunColumns
 from pypto.machine.scheduling import SchedulerThreads
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, run_stats
-from pypto.machine.task_table import UnsupportedTasks, task_table
+from pypto.machine.task_table import TaskTable, UnsupportedTasks
 from pypto.machine.timing import CoreTiming
 
 try:
@@ -95,51 +97,56 @@ def constants(spec: MachineSpec, sched_mode: int, sched_threads: int | None) -> 
     }
 
 
-def simulate_compiled(tasks: Sequence[SimTask], spec: MachineSpec, kernel: str,
+def simulate_compiled(tasks: Sequence[SimTask] | TaskTable, spec: MachineSpec, kernel: str,
                       sched_mode: int, workspace: Sequence[float],
                       sched_threads: int | None) -> SimResult | None:
     """The run by the compiled core, or None when the tasks hold what its table does not
     carry (the caller runs the Python model)."""
-    try:
-        table = task_table(tasks)
-    except UnsupportedTasks:
-        return None
-    out = _simcore.run(table, constants(spec, sched_mode, sched_threads))
-    # the task runs, in task order (the Python model's order: window by window, or task
-    # order when the windows did not come in it)
-    core_index = list(range(spec.aic)) + list(range(spec.aiv))
-    ran = [i for i, s in enumerate(out["start"].tolist()) if s == s]
-    cores, starts, ends = out["core"].tolist(), out["start"].tolist(), out["end"].tolist()
-    hits, hbms, ready = out["hit"].tolist(), out["hbm"].tolist(), out["ready"].tolist()
-    runs = [TaskRun(tasks[i], core_index[cores[i]], starts[i], ends[i], hits[i], hbms[i],
-                    ready[i] if ready[i] == ready[i] else None) for i in ran]
-    # the AICPU records in time order: each window's build, then the work its threads did
+    if not isinstance(tasks, TaskTable):
+        try:
+            tasks = TaskTable.of(tasks)
+        except UnsupportedTasks:
+            return None
+    table = tasks
+    out = _simcore.run(table.columns, constants(spec, sched_mode, sched_threads))
+    # the task runs in task order (the Python model's order: window by window, or task order
+    # when the windows did not come in it), as columns until read
+    ran = np.flatnonzero(~np.isnan(out["start"]))
+    core_index = np.concatenate((np.arange(spec.aic), np.arange(spec.aiv)))
+    columns = TaskRunColumns(table, ran, core_index[out["core"][ran]], out["start"][ran],
+                             out["end"][ran], out["hit"][ran], out["hbm"][ran],
+                             out["ready"][ran])
     windows = out["window"].tolist()
-    stats_of = dict(zip(windows, zip(out["window_instances"].tolist(),
-                                     out["window_tasks"].tolist(),
-                                     out["window_cross_edges"].tolist())))
-    aicpu, builds, sched = [], [], []
+    space = [float(workspace[w]) if w < len(workspace) else 0.0 for w in windows]
+    window_stats = list(zip(out["window_instances"].tolist(), out["window_tasks"].tolist(),
+                            out["window_cross_edges"].tolist(), space))
+    kinds = out["record_kind"]
+    spans = out["record_end"] - out["record_start"]   # (exact: one IEEE subtraction each)
+    tally = Tally()
+    (tally.first, tally.last, tally.busy_aic, tally.busy_aiv, tally.tasks, tally.tasks_aiv,
+     tally.empty, tally.read, tally.write, tally.hit, tally.hbm) = out["tally"]
+    stats = run_stats(tally, len(ran), spec.aic, spec.aiv, out["build_end"], window_stats,
+                      spans[kinds == 0].tolist(), spans[kinds != 0].tolist(),
+                      SchedulerThreads(spec, sched_threads).count,
+                      float(spec.aicpu["start_cycles"]))
+    lazy = {"tasks": columns.runs,
+            "aicpu": lambda: _records(out, dict(zip(windows, window_stats))),
+            "flows": lambda: list(zip(out["flow_pred"].tolist(), out["flow_succ"].tolist()))}
+    return SimResult(kernel, spec.clock_mhz, spec.aic, spec.aiv, None, None, None, stats,
+                     columns=columns, lazy=lazy)
+
+
+def _records(out: dict, windows: dict[int, tuple]) -> list[AicpuRun]:
+    """The AICPU records in time order: each window's build, then the work its threads did."""
+    records = []
     for thread, kind, start, end, count, w in zip(
             *(out[f"record_{k}"].tolist()
               for k in ("thread", "kind", "start", "end", "count", "window"))):
         if kind == 0:
-            instances, n, cross = stats_of[w]
-            space = float(workspace[w]) if w < len(workspace) else 0.0
-            record = AicpuRun(0, f"build window {w}", start, end,
-                              {"instances": instances, "tasks": n, "cross_edges": cross,
-                               "workspace_bytes": space})
-            builds.append(record)
+            instances, n, cross, space = windows[w]
+            records.append(AicpuRun(0, f"build window {w}", start, end,
+                                    {"instances": instances, "tasks": n, "cross_edges": cross,
+                                     "workspace_bytes": space}))
         else:
-            record = AicpuRun(thread, _KINDS[kind], start, end, {"count": count})
-            sched.append(record)
-        aicpu.append(record)
-    window_stats = [(*stats_of[w], float(workspace[w]) if w < len(workspace) else 0.0)
-                    for w in windows]
-    tally = Tally()
-    (tally.first, tally.last, tally.busy_aic, tally.busy_aiv, tally.tasks, tally.tasks_aiv,
-     tally.empty, tally.read, tally.write, tally.hit, tally.hbm) = out["tally"]
-    threads = SchedulerThreads(spec, sched_threads).count
-    stats = run_stats(tally, len(runs), spec.aic, spec.aiv, out["build_end"], window_stats,
-                      builds, sched, threads, float(spec.aicpu["start_cycles"]))
-    flows = list(zip(out["flow_pred"].tolist(), out["flow_succ"].tolist()))
-    return SimResult(kernel, spec.clock_mhz, spec.aic, spec.aiv, runs, aicpu, flows, stats)
+            records.append(AicpuRun(thread, _KINDS[kind], start, end, {"count": count}))
+    return records

@@ -75,10 +75,36 @@ class AicpuRun:
     args: dict[str, Any] = field(default_factory=dict)
 
 
+class TaskRunColumns:
+    """The task runs of a run as arrays (what the compiled core returns), in task order: per
+    task that ran its row in `table` (a `machine.task_table.TaskTable`), core index, start,
+    end, L2-hit and HBM bytes, and ready time (NaN: none). `runs()` makes the `TaskRun`s."""
+
+    def __init__(self, table: Any, rows, core_index, start, end, hit, hbm, ready):
+        self.table = table
+        self.rows, self.core_index, self.start, self.end = rows, core_index, start, end
+        self.hit, self.hbm, self.ready = hit, hbm, ready
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def runs(self) -> list[TaskRun]:
+        tasks = self.table.tasks()
+        ready = [None if r != r else r for r in self.ready.tolist()]
+        return list(map(TaskRun, map(tasks.__getitem__, self.rows.tolist()),
+                        self.core_index.tolist(), self.start.tolist(), self.end.tolist(),
+                        self.hit.tolist(), self.hbm.tolist(), ready))
+
+
 @dataclass
 class SimResult:
     """One simulated run. Printed (repr/str), it is a short `summary()`; every field stays
-    an attribute (`tasks`, `aicpu`, `flows`, `stats`, ...) and `dataclasses.asdict` gives all."""
+    an attribute (`tasks`, `aicpu`, `flows`, `stats`, ...) and `dataclasses.asdict` gives all.
+
+    A field given as None with a maker in `lazy` (field name -> function) is made on first
+    access: the compiled core's run makes its `TaskRun`s, AICPU records and flows from its
+    arrays only when read, so a reader that wants only the stats (the tuner, a scaling
+    benchmark) never makes a per-task object. `columns`: the task runs as arrays."""
 
     kernel: str
     clock_mhz: int
@@ -89,6 +115,22 @@ class SimResult:
     flows: list[tuple[int, int]]            # (pred task id, succ task id) resolved edges
     stats: dict[str, Any]
     folder: str | None = None               # the run's files (runtime_debug_mode=1), if written
+    columns: TaskRunColumns | None = field(default=None, repr=False, compare=False)
+    lazy: dict[str, Callable[[], Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in self.lazy:
+            if getattr(self, name) is None:
+                delattr(self, name)   # made by __getattr__ on first access
+
+    def __getattr__(self, name: str) -> Any:
+        # only for attributes not set: the lazy fields not made yet
+        make = self.__dict__.get("lazy", {}).get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = make()
+        setattr(self, name, value)
+        return value
 
     def us(self, cycles: float) -> float:
         return cycles / self.clock_mhz

@@ -43,6 +43,7 @@ from pypto.machine.scheduling import (Cores, SchedulerThreads, WindowGraph, Wind
                                       build_cycles)
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, run_stats
+from pypto.machine.task_table import TaskTable
 from pypto.machine.timing import (CoreTiming, lead_cycles, tail_cycles, task_cycles,
                                   task_terms)
 
@@ -274,7 +275,8 @@ class Simulator:
             runs = [where[id(t)] for t in tasks if id(t) in where]
             self.tally.add_runs(runs)
         stats = run_stats(self.tally, len(runs), self.spec.aic, self.spec.aiv, build_end,
-                          window_stats, self.builds, self.threads.records, self.threads.count,
+                          window_stats, [r.end - r.start for r in self.builds],
+                          [r.end - r.start for r in self.threads.records], self.threads.count,
                           float(self.spec.aicpu["start_cycles"]))
         return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
                          self.aicpu, self.flows, stats)
@@ -289,7 +291,7 @@ def _windows(tasks: list[SimTask]) -> tuple[bool, list[tuple[int, list[SimTask]]
     return all(map(le, numbers, islice(numbers, 1, None))), sorted(windows.items())
 
 
-def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
+def simulate(tasks: list[SimTask] | TaskTable, spec: MachineSpec, kernel: str = "",
              sched_mode: int = 0, workspace: Sequence[float] = (),
              sched_threads: int | None = None) -> SimResult:
     """Simulate stitched tasks on `spec`; see the module docstring for the model.
@@ -303,4 +305,6 @@ def simulate(tasks: list[SimTask], spec: MachineSpec, kernel: str = "",
                                                 sched_threads)
             if result is not None:
                 return result
+        if isinstance(tasks, TaskTable):
+            tasks = list(tasks.tasks())
         return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)

@@ -1,6 +1,7 @@
 """The stitched tasks as a table of columns: what crosses into the compiled simulator core.
 
-Takes `SimTask`s → a dict of numpy arrays, one row per task in task order (struct of arrays):
+Takes `SimTask`s (`TaskTable.of`) or columns made in bulk (`TaskTable(columns, names)`) → a dict
+of numpy arrays, one row per task in task order (struct of arrays):
 ids, windows, instances, core types, the cost-model inputs, the predecessors as one CSR
 (`pred_ptr`, `preds`) and the GM boxes of the reads and of the writes as two CSRs (per box its
 storage, itemsize, whether its storage is NONE_CACHEABLE, and its offsets, extents and tensor
@@ -22,6 +23,63 @@ _COSTS = ("mte2_bytes", "mte3_bytes", "mte2_moved", "mte3_moved", "mte1_cycles",
 
 class UnsupportedTasks(ValueError):
     """The tasks hold something the table does not carry (the Python model runs them)."""
+
+
+class TaskTable:
+    """The columns of a run's tasks, and the `SimTask` of each row when a reader asks for it:
+    the one it was made from, or one made from the columns (`names`: per row the root, leaf
+    and label strings, as lists of names and int64 code columns `root_code`, `leaf_code`,
+    `label_code`; the row's root_index, call and leaf_index columns, when present)."""
+
+    def __init__(self, columns: dict, names: dict[str, list[str]] | None = None,
+                 source: Sequence[SimTask] | None = None):
+        self.columns, self.names, self.source = columns, names or {}, source
+
+    @classmethod
+    def of(cls, tasks: Sequence[SimTask]) -> TaskTable:
+        return cls(task_table(tasks), source=tasks)
+
+    def __len__(self) -> int:
+        return self.columns["n"]
+
+    def tasks(self) -> Sequence[SimTask]:
+        """Every row's SimTask, in row order."""
+        if self.source is None:
+            self.source = [self._make(i) for i in range(len(self))]
+        return self.source
+
+    def _make(self, i: int) -> SimTask:
+        c, names = self.columns, self.names
+
+        def name(kind: str) -> str:
+            return names[kind][int(c[f"{kind}_code"][i])] if kind in names else ""
+
+        def number(key: str) -> int:
+            return int(c[key][i]) if key in c else 0
+
+        task = SimTask(int(c["id"][i]), int(c["window"][i]), int(c["instance"][i]),
+                       name("root"), number("root_index"), number("call"), name("leaf"),
+                       number("leaf_index"), "AIV" if c["kind"][i] else "AIC", name("label"),
+                       empty=bool(c["empty"][i]))
+        for key in _COSTS:
+            setattr(task, key, float(c[key][i]))
+        task.preds = c["preds"][c["pred_ptr"][i]:c["pred_ptr"][i + 1]].tolist()
+        uncached = set()
+        for prefix, boxes, layouts in (("read", task.reads, task.read_layouts),
+                                       ("write", task.writes, task.write_layouts)):
+            ptr, dims = c[f"{prefix}_ptr"], c[f"{prefix}_dim_ptr"]
+            for b in range(int(ptr[i]), int(ptr[i + 1])):
+                d0, d1 = int(dims[b]), int(dims[b + 1])
+                storage = int(c[f"{prefix}_storage"][b])
+                boxes.append((storage, tuple(c[f"{prefix}_offs"][d0:d1].tolist()),
+                              tuple(c[f"{prefix}_ext"][d0:d1].tolist())))
+                size = float(c[f"{prefix}_itemsize"][b])
+                layouts.append((tuple(c[f"{prefix}_shape"][d0:d1].tolist()),
+                                int(size) if size.is_integer() else size))
+                if c[f"{prefix}_uncached"][b]:
+                    uncached.add(storage)
+        task.uncached = frozenset(uncached)
+        return task
 
 
 def task_table(tasks: Sequence[SimTask]) -> dict:
