@@ -98,3 +98,24 @@ def test_open_with_no_kernel_says_so(monkeypatch, capsys):
 def pathlib_uri(path):
     from pathlib import Path
     return Path(path).resolve().as_uri()
+
+
+def test_full_size_entries_are_marked_and_run_timing_only(capsys):
+    from pypto.frontend.options import lookup
+    from pypto.toolkit.example_cli import checking, run_examples
+
+    seen = {}
+
+    def full():
+        seen["checking"] = checking()
+        seen["numerics"] = lookup("runtime.numerics")
+
+    examples = {"m::small": lambda: None, "m::full": full}
+    assert run_examples(examples, "doc", ["--list"], default=["m::small"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0] == "m::small" and listed[1].startswith("m::full  (full size")
+    assert run_examples(examples, "doc", ["full", "--timing-only"], default=["m::small"]) == 0
+    assert seen == {"checking": False, "numerics": "timing_only"}
+    assert checking()   # only while the examples run
+    assert run_examples(examples, "doc", ["small", "--timing-only"], default=["m::small"]) == 2
+    assert "--timing-only is for the full-size entries" in capsys.readouterr().err

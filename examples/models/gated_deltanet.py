@@ -65,7 +65,7 @@ from dataclasses import dataclass, replace
 import torch
 
 import pypto
-from pypto.toolkit.example_cli import peek_run_mode, run_examples
+from pypto.toolkit.example_cli import checking, peek_run_mode, run_examples
 
 global_run_mode = peek_run_mode()
 
@@ -296,7 +296,7 @@ def run_inverse(form: str = "16x128", check: bool = True, base: GdnConfig = INVE
     consts = constants(cfg)
     x = torch.zeros(BLOCK, cfg.chunk)
     kernel(n, *(consts[key] for key in ("block_diag", "fold", "select", "eye16", "eye_cat")), x)
-    if check:
+    if check and checking():   # (not under --timing-only)
         torch.testing.assert_close(x.double(), inverse_golden(n), rtol=1e-4, atol=1e-5)
     return kernel
 
@@ -379,7 +379,7 @@ def run(cfg: GdnConfig, verbose: bool = False, check: bool = True):
     start = time.perf_counter()
     kernel(q, k, v, g, beta, *constants(cfg).values(), o, state)
     wall = time.perf_counter() - start
-    if check:
+    if check and checking():   # (not under --timing-only)
         o_ref, s_ref = recurrent_golden(q, k, v, g, beta)
         torch.testing.assert_close(o.double(), o_ref, rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(state.double(), s_ref, rtol=1e-4, atol=1e-5)

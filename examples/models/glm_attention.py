@@ -39,7 +39,7 @@ import torch
 
 import pypto
 import pypto.testing
-from pypto.toolkit.example_cli import run_examples
+from pypto.toolkit.example_cli import checking, run_examples
 
 HEAD_DIM = 128          # GLM-4.5 head_dim (q·k and v)
 GROUP = 12              # 96 query heads / 8 KV heads
@@ -173,6 +173,7 @@ def run(shape: Shape, stitch: int = 128, tiles: Tiles = Tiles(), order: str = "b
         check: bool = True):
     """One call at `shape`; checks it against `golden` and returns the kernel (its `last_run`
     holds the simulated run)."""
+    check = check and checking()   # (not under --timing-only)
     kernel = build(stitch, tiles, order)
     q, k, v, out = inputs(shape)
     with (pypto.testing.forward_bounds(kernel, q, k, v, out) if check

@@ -32,7 +32,7 @@ import torch
 
 import pypto
 import pypto.testing
-from pypto.toolkit.example_cli import run_examples
+from pypto.toolkit.example_cli import checking, run_examples
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,7 @@ def golden(x, w_gate, w_up, w_down):
 
 def run(shape: Shape, tiles: Tiles = DECODE, stitch: int = 128, check: bool = True):
     """One call at `shape`, checked against `golden`; returns the kernel (`last_run`)."""
+    check = check and checking()   # (not under --timing-only)
     kernel = build(shape.hidden, shape.inter, tiles, stitch)
     x, wg, wu, wd, out = inputs(shape)
     with (pypto.testing.forward_bounds(kernel, x, wg, wu, wd, out) if check

@@ -1,12 +1,16 @@
 """The command line every example script shares: `script.py [example_id] [--list]
-[--run_mode npu|sim] [--swimlane [--open]]`, PyPTO's example convention plus the swimlane.
+[--run_mode npu|sim] [--swimlane [--open]] [--timing-only]`, PyPTO's example convention plus
+the swimlane.
 
 `run_examples` runs the selected examples (all by default), reports each as passed or failed,
 and returns the exit code (0 all passed, 1 some failed, 2 unknown example id). `peek_run_mode`
 reads `--run_mode` early, before a script's kernels are decorated with it. `--swimlane` runs
 every kernel with both debug modes (the run folder: swimlane, reports, compile dumps and the
 graph page of the viewer's Graph tab) and prints each folder written as `wrote <folder>`;
-`--open` also opens the last one's swimlane.html in the default browser.
+`--open` also opens the last one's swimlane.html in the default browser. Entries outside
+`default` are full size (run only when named; `--list` marks them); `--timing-only` runs them
+with `numerics="timing_only"` (the same timeline, no arithmetic), and `checking()` tells the
+script to skip their golden checks meanwhile.
 """
 from __future__ import annotations
 
@@ -24,6 +28,13 @@ from pypto._config import RunMode
 
 # both modes: the run's swimlane, and the compile dumps that the viewer's Graph tab shows
 SWIMLANE_DEBUG_OPTIONS = {"runtime_debug_mode": 1, "compile_debug_mode": 1}
+_timing_only = False   # set by --timing-only while the examples run
+
+
+def checking() -> bool:
+    """Whether the example should check its results against the golden: not under
+    `--timing-only`, where no arithmetic runs."""
+    return not _timing_only
 
 
 def peek_run_mode(argv: list[str] | None = None) -> RunMode:
@@ -60,10 +71,15 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
     parser.add_argument("--open", action="store_true",
                         help="open the last run's swimlane.html in the browser (implies "
                              "--swimlane)")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="run full-size entries with numerics='timing_only': the same "
+                             "simulated timeline in a fraction of the time, no golden check")
     args = parser.parse_args(argv)
     args.swimlane = args.swimlane or args.open
+    full_size = [] if default is None else [n for n in examples if n not in default]
     if args.list:
-        print("\n".join(examples))
+        print("\n".join(f"{n}  (full size: run only when named; --timing-only)"
+                        if n in full_size else n for n in examples))
         return 0
     extra = (setup(args.run_mode),) if setup is not None else ()
     names = list(examples) if default is None else [n for n in examples if n in default]
@@ -72,9 +88,16 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
         if not names:
             print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
             return 2
+    if args.timing_only:
+        checked = [n for n in names if n not in full_size]
+        if checked:
+            print(f"--timing-only is for the full-size entries, which then skip their golden "
+                  f"check; {', '.join(checked)} {'is' if len(checked) == 1 else 'are'} not "
+                  f"(see --list)", file=sys.stderr)
+            return 2
     failed, written = [], []
     for name in names:
-        with _run_folders(args.swimlane) as folders:
+        with _run_folders(args.swimlane) as folders, _timing(args.timing_only):
             try:
                 examples[name](*extra)
             except Exception:  # report every failing example, then exit non-zero
@@ -89,6 +112,22 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
     if args.open:
         _open_swimlane(written)
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _timing(on: bool) -> Iterator[None]:
+    """With `on`, every kernel call inside runs timing-only and `checking()` is False."""
+    global _timing_only
+    if not on:
+        yield
+        return
+    from pypto.frontend.options import options
+    _timing_only = True
+    try:
+        with options(runtime_options={"numerics": "timing_only"}):
+            yield
+    finally:
+        _timing_only = False
 
 
 @contextlib.contextmanager
