@@ -819,11 +819,269 @@ py::dict run(const py::dict &table, const py::dict &constants) {
     return o;
 }
 
+
+// ---------------------------------------------------------------- stitching's links
+// `runtime.stitch.Stitcher._link` transcribed: the dependencies between the instances of one
+// window, from the GM boxes their tasks read and write (last writer / readers since, slot
+// generations of workspace temps, a root's private workspace). It must find exactly the edges
+// the Python one finds (tests/runtime/test_stitch_cores.py): the new predecessors of each task
+// are the same set, sorted, minus those it has.
+namespace link {
+
+struct Entry {   // the ids of one (root, instance) that accessed one box
+    i64 root, instance;
+    std::vector<i64> ids;
+};
+struct Group { std::vector<Entry> entries; };
+
+struct BoxHash {
+    size_t operator()(const std::vector<i64> &v) const {
+        size_t h = v.size();
+        for (i64 x : v) h = h * 1000003u ^ std::hash<i64>()(x);
+        return h;
+    }
+};
+
+constexpr i64 MAX_CELLS = 64;
+
+// `stitch._BoxIndex`: the accesses of one slot, grouped by box, the boxes on a grid whose
+// cell is the first box's extents (at least 1)
+struct Index {
+    i64 rank = -1;
+    bool mixed = false;                  // boxes of different ranks: every query scans all
+    std::unordered_map<std::vector<i64>, i64, BoxHash> where;   // offs ++ ext -> box
+    std::vector<std::vector<i64>> boxes;    // offs ++ ext
+    std::vector<Group> groups;
+    std::vector<i64> cell;
+    std::unordered_map<std::vector<i64>, std::vector<i64>, BoxHash> cells;
+    std::vector<i64> wide;               // boxes over MAX_CELLS cells: every query sees them
+    std::vector<i64> seen;               // per box the query that last saw it
+    i64 query = 0;
+
+    bool cells_of(const i64 *offs, const i64 *ext, i64 r, std::vector<std::pair<i64, i64>> &range) {
+        range.clear();
+        i64 count = 1;
+        for (i64 d = 0; d < r; ++d) {
+            const i64 e = ext[d] > 1 ? ext[d] : 1;
+            const i64 lo = floor_div(offs[d], cell[d]), hi = floor_div(offs[d] + e - 1, cell[d]);
+            range.emplace_back(lo, hi);
+            count *= hi - lo + 1;
+            if (count > MAX_CELLS) return false;
+        }
+        return true;
+    }
+
+    template <typename F>
+    void each_cell(const std::vector<std::pair<i64, i64>> &range, F f) {
+        std::vector<i64> key(range.size());
+        for (size_t d = 0; d < range.size(); ++d) key[d] = range[d].first;
+        while (true) {
+            f(key);
+            size_t d = range.size();
+            while (d > 0) {
+                --d;
+                if (++key[d] <= range[d].second) break;
+                key[d] = range[d].first;
+                if (d == 0) return;
+            }
+            if (range.empty()) return;
+        }
+    }
+
+    i64 box_of(const i64 *offs, const i64 *ext, i64 r, bool make) {
+        std::vector<i64> key(offs, offs + r);
+        key.insert(key.end(), ext, ext + r);
+        auto it = where.find(key);
+        if (it != where.end()) return it->second;
+        if (!make) return -1;
+        if (rank < 0) {
+            rank = r;
+            cell.resize(r);
+            for (i64 d = 0; d < r; ++d) cell[d] = ext[d] > 1 ? ext[d] : 1;
+        }
+        mixed = mixed || r != rank;
+        const i64 b = i64(boxes.size());
+        where.emplace(key, b);
+        boxes.push_back(std::move(key));
+        groups.emplace_back();
+        seen.push_back(0);
+        if (!mixed) {
+            std::vector<std::pair<i64, i64>> range;
+            if (cells_of(offs, ext, r, range)) each_cell(range, [&](const std::vector<i64> &k) { cells[k].push_back(b); });
+            else wide.push_back(b);
+        }
+        return b;
+    }
+
+    void add(i64 root, i64 instance, i64 id, const i64 *offs, const i64 *ext, i64 r) {
+        Group &g = groups[box_of(offs, ext, r, true)];
+        for (auto it = g.entries.rbegin(); it != g.entries.rend(); ++it)
+            if (it->root == root && it->instance == instance) {
+                if (it->ids.back() != id) it->ids.push_back(id);
+                return;
+            }
+        g.entries.push_back(Entry{root, instance, {id}});
+    }
+
+    void supersede(i64 instance, const i64 *offs, const i64 *ext, i64 r, i64 keep_root) {
+        const i64 b = box_of(offs, ext, r, false);
+        if (b < 0) return;
+        auto &es = groups[b].entries;
+        es.erase(std::remove_if(es.begin(), es.end(), [&](const Entry &e) {
+                     return e.root != keep_root && e.instance != instance;
+                 }), es.end());
+    }
+
+    static bool overlap(const i64 *ao, const i64 *ae, const i64 *bo, const i64 *be, i64 r) {
+        for (i64 d = 0; d < r; ++d)
+            if (ao[d] >= bo[d] + be[d] || bo[d] >= ao[d] + ae[d]) return false;
+        return true;
+    }
+
+    // every box `offs, ext` overlaps (a box of another rank always does, `stitch._overlap`)
+    template <typename F>
+    void overlapping(const i64 *offs, const i64 *ext, i64 r, F f) {
+        if (boxes.empty()) return;
+        ++query;
+        auto test = [&](i64 b) {
+            if (seen[b] == query) return;
+            seen[b] = query;
+            const auto &k = boxes[b];
+            const i64 br = i64(k.size()) / 2;
+            if (br != r || overlap(offs, ext, k.data(), k.data() + br, r)) f(groups[b]);
+        };
+        std::vector<std::pair<i64, i64>> range;
+        if (mixed || r != rank || !cells_of(offs, ext, r, range)) {
+            for (i64 b = 0; b < i64(boxes.size()); ++b) test(b);
+            return;
+        }
+        for (i64 b : wide) test(b);
+        each_cell(range, [&](const std::vector<i64> &k) {
+            auto it = cells.find(k);
+            if (it != cells.end()) for (i64 b : it->second) test(b);
+        });
+    }
+};
+
+struct Boxes {   // one CSR of GM boxes (storage, offsets, extents)
+    const i64 *ptr, *storage, *dim_ptr, *offs, *ext;
+};
+
+Boxes boxes(const py::dict &d, const std::string &p, i64 n) {
+    Boxes b;
+    b.ptr = data<i64>(d, (p + "_ptr").c_str(), n + 1);
+    const size_t count = size_t(b.ptr[n]);
+    b.storage = data<i64>(d, (p + "_storage").c_str(), count);
+    b.dim_ptr = data<i64>(d, (p + "_dim_ptr").c_str(), count + 1);
+    const size_t dims = size_t(b.dim_ptr[count]);
+    b.offs = data<i64>(d, (p + "_offs").c_str(), dims);
+    b.ext = data<i64>(d, (p + "_ext").c_str(), dims);
+    return b;
+}
+
+struct PairHash {
+    size_t operator()(const std::pair<i64, i64> &p) const {
+        return std::hash<i64>()(p.first) * 1000003u ^ std::hash<i64>()(p.second);
+    }
+};
+
+py::dict run(const py::dict &window) {
+    std::vector<py::object> keep;
+    kept = &keep;
+    const i64 n = py::cast<i64>(window["n"]);
+    const i64 *id = data<i64>(window, "id", n), *root = data<i64>(window, "root", n),
+              *instance = data<i64>(window, "instance", n);
+    const i64 *pred_ptr = data<i64>(window, "pred_ptr", n + 1);
+    const i64 *preds = data<i64>(window, "preds", size_t(pred_ptr[n]));
+    const Boxes reads = boxes(window, "read", n), writes = boxes(window, "write", n);
+    // (root, storage) of each root's private workspace; (storage, root) of each creator
+    const auto private_pairs = py::cast<std::vector<std::pair<i64, i64>>>(window["private"]);
+    const auto creator_pairs = py::cast<std::vector<std::pair<i64, i64>>>(window["creators"]);
+    std::vector<i64> out_ptr(size_t(n) + 1, 0), found;
+    i64 cross = 0;
+    {
+        py::gil_scoped_release release;
+        std::unordered_map<std::pair<i64, i64>, char, PairHash> is_private, creates;
+        for (auto &p : private_pairs) is_private[p] = 1;
+        for (auto &p : creator_pairs) creates[p] = 1;
+        std::unordered_map<i64, i64> generation;
+        std::unordered_map<i64, std::pair<i64, i64>> producer;   // slot -> (root, instance)
+        std::unordered_map<std::pair<i64, i64>, Index, PairHash> read_index, write_index;
+        std::vector<i64> deps, have;
+        for (i64 t = 0; t < n; ++t) {
+            const i64 me = instance[t], r = root[t];
+            for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
+                const i64 sid = writes.storage[a];
+                if (creates.count({sid, r})) {
+                    auto it = producer.find(sid);
+                    if (it == producer.end() || it->second != std::make_pair(r, me)) {
+                        producer[sid] = {r, me};
+                        ++generation[sid];
+                    }
+                }
+            }
+            auto slot = [&](i64 sid) {
+                auto it = generation.find(sid);
+                return std::make_pair(sid, it == generation.end() ? i64(0) : it->second);
+            };
+            deps.clear();
+            auto collect = [&](Index &index, const Boxes &b, i64 a) {
+                const bool own_root = is_private.count({r, b.storage[a]}) > 0;
+                const i64 d0 = b.dim_ptr[a], rank = b.dim_ptr[a + 1] - d0;
+                index.overlapping(b.offs + d0, b.ext + d0, rank, [&](const Group &g) {
+                    for (const Entry &e : g.entries)
+                        if (!(own_root && e.root == r) && e.instance != me)
+                            deps.insert(deps.end(), e.ids.begin(), e.ids.end());
+                });
+            };
+            for (i64 a = reads.ptr[t]; a < reads.ptr[t + 1]; ++a)
+                collect(write_index[slot(reads.storage[a])], reads, a);
+            for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
+                const auto s = slot(writes.storage[a]);
+                collect(write_index[s], writes, a);
+                collect(read_index[s], writes, a);
+            }
+            // the new predecessors: sorted, without those it has
+            std::sort(deps.begin(), deps.end());
+            deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+            have.assign(preds + pred_ptr[t], preds + pred_ptr[t + 1]);
+            std::sort(have.begin(), have.end());
+            for (i64 x : deps)
+                if (!std::binary_search(have.begin(), have.end(), x)) found.push_back(x);
+            out_ptr[t + 1] = i64(found.size());
+            cross += out_ptr[t + 1] - out_ptr[t];
+            for (i64 a = reads.ptr[t]; a < reads.ptr[t + 1]; ++a) {
+                const i64 d0 = reads.dim_ptr[a];
+                read_index[slot(reads.storage[a])].add(r, me, id[t], reads.offs + d0,
+                                                       reads.ext + d0, reads.dim_ptr[a + 1] - d0);
+            }
+            for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
+                const i64 sid = writes.storage[a], d0 = writes.dim_ptr[a],
+                          rank = writes.dim_ptr[a + 1] - d0;
+                const auto s = slot(sid);
+                // a root's private workspace keeps its own root's accesses (-1: no root)
+                const i64 keep_root = is_private.count({r, sid}) ? r : i64(-1);
+                read_index[s].supersede(me, writes.offs + d0, writes.ext + d0, rank, keep_root);
+                write_index[s].supersede(me, writes.offs + d0, writes.ext + d0, rank, keep_root);
+                write_index[s].add(r, me, id[t], writes.offs + d0, writes.ext + d0, rank);
+            }
+        }
+    }
+    py::dict o;
+    o["pred_ptr"] = out(out_ptr);
+    o["preds"] = out(found);
+    o["cross_edges"] = cross;
+    return o;
+}
+
+}  // namespace link
+
 }  // namespace
 
 PYBIND11_MODULE(_simcore, m) {
     m.doc() = "The compiled simulator core (see machine/compiled.py)";
     m.def("run", &run, py::arg("table"), py::arg("constants"));
+    m.def("link", &link::run, py::arg("window"));
 #ifdef SIMCORE_SOURCE
     m.attr("SOURCE") = SIMCORE_SOURCE;   // the hash of this file it was built from (setup.py)
 #else

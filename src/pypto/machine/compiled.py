@@ -76,6 +76,12 @@ def core() -> str:
     return "compiled"
 
 
+def link(window: dict) -> dict:
+    """The compiled transcription of `runtime.stitch.Stitcher._link` on one window's columns
+    (the caller checked `core()`)."""
+    return _simcore.link(window)
+
+
 def constants(spec: MachineSpec, sched_mode: int, sched_threads: int | None) -> dict:
     """The machine constants as the core takes them (the values the Python model uses)."""
     a, memory = spec.aicpu, spec.memory

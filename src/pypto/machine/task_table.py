@@ -92,7 +92,7 @@ def task_table(tasks: Sequence[SimTask]) -> dict:
     table["empty"] = np.fromiter((t.empty for t in tasks), np.uint8, n)
     for name in _COSTS:
         table[name] = np.array([getattr(t, name) for t in tasks], np.float64)
-    table["pred_ptr"], table["preds"] = _csr([t.preds for t in tasks])
+    table["pred_ptr"], table["preds"] = csr([t.preds for t in tasks])
     _boxes(table, "read", [t.reads for t in tasks], [t.read_layouts for t in tasks], tasks)
     _boxes(table, "write", [t.writes for t in tasks], [t.write_layouts for t in tasks], tasks)
     return table
@@ -105,34 +105,45 @@ def _ptr(rows: list[list]) -> np.ndarray:
     return ptr
 
 
-def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+def csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(row pointer, items) of `rows` of ints."""
     ptr = _ptr(rows)
     return ptr, np.fromiter(chain.from_iterable(rows), np.int64, int(ptr[-1]))
 
 
+def box_columns(prefix: str, accesses: list[list]) -> dict:
+    """The GM boxes of each row as one CSR: `<prefix>_ptr` (per row), `_storage`, `_dim_ptr`
+    (per box) and `_offs`, `_ext` (per dim)."""
+    boxes = list(chain.from_iterable(accesses))
+    ranks = [len(ext) for _, _, ext in boxes]
+    if any(len(offs) != r for r, (_, offs, _) in zip(ranks, boxes)):
+        raise UnsupportedTasks(f"a {prefix} box's offsets and extents differ in rank")
+    dim_ptr = np.zeros(len(boxes) + 1, np.int64)
+    np.cumsum(ranks, out=dim_ptr[1:])
+    dims = int(dim_ptr[-1])
+    return {f"{prefix}_ptr": _ptr(accesses),
+            f"{prefix}_storage": np.fromiter((s for s, _, _ in boxes), np.int64, len(boxes)),
+            f"{prefix}_dim_ptr": dim_ptr,
+            f"{prefix}_offs": np.fromiter(chain.from_iterable(o for _, o, _ in boxes),
+                                          np.int64, dims),
+            f"{prefix}_ext": np.fromiter(chain.from_iterable(e for _, _, e in boxes),
+                                         np.int64, dims)}
+
+
 def _boxes(table: dict, prefix: str, accesses: list[list], layouts: list[list],
            tasks: Sequence[SimTask]) -> None:
-    table[f"{prefix}_ptr"] = _ptr(accesses)
+    """`box_columns`, and per box its itemsize, whether its storage is uncached, and its
+    tensor's shape (per dim)."""
     boxes = list(chain.from_iterable(accesses))
     shapes = list(chain.from_iterable(layouts))
     if len(shapes) != len(boxes):
         raise UnsupportedTasks(f"{prefix}s and their layouts differ in number")
-    ranks = [len(ext) for _, _, ext in boxes]
-    if any(len(shape) != r or len(offs) != r
-           for r, (_, offs, _), (shape, _) in zip(ranks, boxes, shapes)):
+    if any(len(shape) != len(ext) for (_, _, ext), (shape, _) in zip(boxes, shapes)):
         raise UnsupportedTasks(f"a {prefix} box's rank differs from its tensor's")
-    table[f"{prefix}_storage"] = np.fromiter((s for s, _, _ in boxes), np.int64, len(boxes))
+    table.update(box_columns(prefix, accesses))
     table[f"{prefix}_itemsize"] = np.array([size for _, size in shapes], np.float64)
     table[f"{prefix}_uncached"] = np.fromiter(
         (s in t.uncached for t, row in zip(tasks, accesses) for s, _, _ in row), np.uint8,
         len(boxes))
-    dim_ptr = np.zeros(len(boxes) + 1, np.int64)
-    np.cumsum(ranks, out=dim_ptr[1:])
-    dims = int(dim_ptr[-1])
-    table[f"{prefix}_dim_ptr"] = dim_ptr
-    table[f"{prefix}_offs"] = np.fromiter(chain.from_iterable(o for _, o, _ in boxes),
-                                          np.int64, dims)
-    table[f"{prefix}_ext"] = np.fromiter(chain.from_iterable(e for _, _, e in boxes),
-                                         np.int64, dims)
     table[f"{prefix}_shape"] = np.fromiter(chain.from_iterable(s for s, _ in shapes),
-                                           np.int64, dims)
+                                           np.int64, int(table[f"{prefix}_dim_ptr"][-1]))

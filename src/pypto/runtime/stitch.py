@@ -29,9 +29,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import numpy as np
+
 from pypto.box_grid import BoxGrid
 from pypto.gc_pause import gc_paused
+from pypto.machine import compiled
 from pypto.machine.result import SimTask
+from pypto.machine.task_table import UnsupportedTasks, box_columns, csr
 from pypto.ops.core import REGISTRY
 from pypto.runtime.workspace import WorkspaceMeter
 
@@ -192,14 +196,46 @@ class Stitcher:
         if self.instances_in_window == 0:
             return
         with gc_paused():
-            self._link(self.tasks[self._window_start:end])
+            tasks = self.tasks[self._window_start:end]
+            if compiled.core() != "compiled" or not self._link_compiled(tasks):
+                self._link(tasks)
         self.meter.close_window()
         self.window += 1
         self.instances_in_window = 0
         self.calls_in_window = 0
         self._window_start = end
 
+    def _link_compiled(self, tasks: list[SimTask]) -> bool:
+        """`_link` by the compiled core (`_simcore.link`): the same edges, held equal by
+        tests/runtime/test_stitch_cores.py; False (nothing done) for boxes it does not
+        take."""
+        roots: dict[str, int] = {}
+        codes = [roots.setdefault(t.root, len(roots)) for t in tasks]
+        window = {"n": len(tasks), "root": np.array(codes, np.int64)}
+        window["id"] = np.fromiter((t.id for t in tasks), np.int64, len(tasks))
+        window["instance"] = np.fromiter((t.instance for t in tasks), np.int64, len(tasks))
+        window["pred_ptr"], window["preds"] = csr([t.preds for t in tasks])
+        try:
+            for prefix, accesses in (("read", [t.reads for t in tasks]),
+                                     ("write", [t.writes for t in tasks])):
+                window.update(box_columns(prefix, accesses))
+        except UnsupportedTasks:
+            return False
+        window["private"] = [(code, sid) for name, code in roots.items()
+                             for sid in self.private.get(name, ())]
+        window["creators"] = [(sid, roots[name]) for sid, names in self.facts.creators.items()
+                              for name in names if name in roots]
+        out = compiled.link(window)
+        ptr, found = out["pred_ptr"].tolist(), out["preds"].tolist()
+        for t, a, b in zip(tasks, ptr, ptr[1:]):
+            if b > a:
+                t.preds.extend(found[a:b])
+        self.cross_edges += out["cross_edges"]
+        return True
+
     def _link(self, tasks: list[SimTask]) -> None:
+        """THE definition of the links between a window's instances (see the module
+        docstring); `_link_compiled` is its compiled transcription."""
         reads: dict[tuple[int, int], _BoxIndex] = defaultdict(_BoxIndex)
         writes: dict[tuple[int, int], _BoxIndex] = defaultdict(_BoxIndex)
         creators = self.facts.creators

@@ -1,0 +1,60 @@
+"""Stitching's links by the compiled core (`Stitcher._link_compiled`, `_simcore.link`) are
+exactly those of the Python definition (`Stitcher._link`): the same new predecessors per task,
+in the same order, and the same count of cross-instance edges, on random windows with several
+roots, a root's private workspace, temps whose creating root starts a new generation, kernel
+memory, overlapping and identical boxes, and boxes of mixed ranks."""
+import copy
+import random
+
+import pytest
+
+from pypto.machine import compiled
+from pypto.machine.result import SimTask
+from pypto.runtime.stitch import SlotFacts, Stitcher
+
+pytestmark = pytest.mark.skipif(not compiled.available(), reason=compiled.unavailable_reason())
+
+SHAPES = {1: (16, 64), 2: (8, 8, 32), 3: (64,), 4: (32, 32), 5: (16, 16)}
+
+
+def _box(rng: random.Random, sid: int) -> tuple:
+    shape = SHAPES[sid]
+    if rng.random() < 0.05:   # a reshaped alias: another rank on the same storage
+        shape = (shape[0] * (shape[1] if len(shape) > 1 else 1),) + shape[2:]
+    ext = tuple(rng.choice([0, 1, max(1, d // 4), d // 2, d]) for d in shape)
+    offs = tuple(rng.randrange(0, d - e + 1) if rng.random() < 0.9 else rng.randrange(0, d)
+                 for d, e in zip(shape, ext))
+    return (sid, offs, ext)
+
+
+def _window(rng: random.Random) -> tuple[list[SimTask], SlotFacts]:
+    roots = ["a", "b", "c"][:rng.randint(1, 3)]
+    facts = SlotFacts(private={r: frozenset(rng.sample([4, 5], rng.randint(0, 1)))
+                               for r in roots},
+                      creators={sid: frozenset(rng.sample(roots, rng.randint(1, len(roots))))
+                                for sid in (4, 5) if rng.random() < 0.7})
+    tasks = []
+    for inst in range(rng.randint(1, 12)):
+        root = rng.choice(roots)
+        first = len(tasks)
+        for call in range(rng.randint(1, 5)):
+            t = SimTask(len(tasks), 0, inst, root, 0, call, "leaf", 0, "AIV")
+            t.reads = [_box(rng, rng.choice(list(SHAPES))) for _ in range(rng.randint(0, 3))]
+            t.writes = [_box(rng, rng.choice(list(SHAPES))) for _ in range(rng.randint(0, 2))]
+            if call and rng.random() < 0.5:
+                t.preds.append(rng.randrange(first, len(tasks)))
+            tasks.append(t)
+    return tasks, facts
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_compiled_links_equal_the_definition(seed):
+    rng = random.Random(seed)
+    for _ in range(60):
+        tasks, facts = _window(rng)
+        model, fast = Stitcher(8, 1 << 30, facts), Stitcher(8, 1 << 30, facts)
+        mine, theirs = copy.deepcopy(tasks), copy.deepcopy(tasks)
+        model._link(mine)
+        assert fast._link_compiled(theirs)
+        assert [t.preds for t in theirs] == [t.preds for t in mine]
+        assert fast.cross_edges == model.cross_edges
