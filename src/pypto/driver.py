@@ -300,7 +300,7 @@ class JitKernel:
         # The simulation runs when its result is first asked for (kernel.last_run) or written.
         self._pending_run = PendingRun(stitcher.tasks, compiled.spec, self.__name__,
                                        run.device_sched_mode, stitcher.window_workspace,
-                                       run.launch_sched_aicpu_num)
+                                       run.launch_sched_aicpu_num, stitcher.table)
         self._last_run = None
         if run.runtime_debug_mode:
             self._write(program)
@@ -366,10 +366,11 @@ class PendingRun:
     sched_mode: int
     workspace: list
     sched_threads: int | None
+    table: Any = None   # the tasks as columns, when the stitcher made them (`Stitcher.table`)
 
     def __call__(self) -> Any:
-        return simulate(self.tasks, self.spec, self.kernel, self.sched_mode, self.workspace,
-                        self.sched_threads)
+        return simulate(self.table if self.table is not None else self.tasks, self.spec,
+                        self.kernel, self.sched_mode, self.workspace, self.sched_threads)
 
 
 def _rebuild(func: Callable, made_with: dict) -> JitKernel:

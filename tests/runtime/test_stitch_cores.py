@@ -55,6 +55,43 @@ def test_the_compiled_links_equal_the_definition(seed):
         model, fast = Stitcher(8, 1 << 30, facts), Stitcher(8, 1 << 30, facts)
         mine, theirs = copy.deepcopy(tasks), copy.deepcopy(tasks)
         model._link(mine)
-        assert fast._link_compiled(theirs)
+        assert fast._link_compiled(theirs)[0]
         assert [t.preds for t in theirs] == [t.preds for t in mine]
         assert fast.cross_edges == model.cross_edges
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_windows_linked_in_one_batch_equal_window_by_window(seed, monkeypatch):
+    # the compiled core links the windows closed since the last flush in one call (nothing
+    # links across windows); the Python definition links each as it closes
+    rng = random.Random(100 + seed)
+    tasks, facts = _window(rng)
+    for t in tasks:   # layouts, so the simulator's table is made too
+        t.read_layouts = [(SHAPES[s] if len(o) == len(SHAPES[s]) else (1 << 20,) * len(o), 4)
+                          for s, o, _ in t.reads]
+        t.write_layouts = [(SHAPES[s] if len(o) == len(SHAPES[s]) else (1 << 20,) * len(o), 4)
+                           for s, o, _ in t.writes]
+    runs, per_window = {}, rng.choice([1, 2, 3])
+    for core in ("python", "compiled"):
+        monkeypatch.setenv(compiled.ENV, core)
+        stitcher = Stitcher(per_window, 1 << 30, facts)
+        rng_copy = random.Random(seed)
+        for inst in sorted({t.instance for t in tasks}):
+            mine = [copy.deepcopy(t) for t in tasks if t.instance == inst]
+            stitcher.begin_instance(len(mine))
+            first = len(stitcher.tasks)
+            for t in mine:   # predecessors inside the instance, by position
+                t.preds = [first + p - mine[0].id for p in t.preds]
+                stitcher.add(t)
+            if rng_copy.random() < 0.2:
+                stitcher.flush()   # a batch boundary in the middle (submit_before_loop)
+        stitcher.flush()
+        runs[core] = stitcher
+    python, fast = runs["python"], runs["compiled"]
+    assert [(t.window, t.instance, t.preds) for t in fast.tasks] == \
+        [(t.window, t.instance, t.preds) for t in python.tasks]
+    assert fast.cross_edges == python.cross_edges
+    if fast.table is not None:   # one batch: its columns carry the linked predecessors
+        ptr, preds = fast.table.columns["pred_ptr"], fast.table.columns["preds"]
+        assert [preds[a:b].tolist() for a, b in zip(ptr[:-1], ptr[1:])] == \
+            [t.preds for t in fast.tasks]

@@ -71,6 +71,15 @@ struct Accesses {   // one CSR of boxes: reads or writes
 
 struct L2 {
     i64 line, max_lines, clock = 0;
+    // log2(line) when the line is a power of two, else -1; with whole-byte items a byte
+    // offset's line is then a shift (an arithmetic shift floors, as Python's // does)
+    i64 shift = -1;
+    bool byte_lines = false;   // set per box: shift >= 0 and an integer itemsize
+    void set_line(i64 l) {
+        line = l;
+        shift = -1;
+        for (i64 k = 0; k < 62; ++k) if ((i64(1) << k) == l) shift = k;
+    }
     std::unordered_map<i64, Storage> states;
 
     void run(Storage &st, i64 first, i64 last, i64 &hit, i64 &total) {
@@ -100,6 +109,7 @@ struct L2 {
             const i64 d0 = a.dim_ptr[b], rank = a.dim_ptr[b + 1] - d0;
             const i64 *offs = a.offs + d0, *ext = a.ext + d0, *shape = a.shape + d0;
             const double itemsize = a.itemsize[b];
+            byte_lines = shift >= 0 && itemsize == std::floor(itemsize);
             i64 size = 1;
             for (i64 k = 0; k < rank; ++k) size *= ext[k];
             nbytes += double(size) * itemsize;
@@ -129,6 +139,14 @@ struct L2 {
             for (i64 j = rank - 2; j >= 0; --j) stride[j] = stride[j + 1] * shape[j + 1];
             const i64 length = ext[k] * stride[k];
             // the runs in row-major order of the outer dims 0..k-1 (the last fastest)
+            if (k == 1 && byte_lines) {   // NOTE: the common strided box: rows of a matrix
+                const i64 isz = i64(itemsize), step = stride[0];
+                i64 start = offs[1] * stride[1] + offs[0] * step;
+                for (i64 row = 0; row < ext[0]; ++row, start += step)
+                    run(st, (start * isz) >> shift, ((start + length) * isz - 1) >> shift, hit,
+                        total);
+                continue;
+            }
             std::vector<i64> idx(k, 0);
             while (true) {
                 i64 start = offs[k] * stride[k];
@@ -142,6 +160,11 @@ struct L2 {
     }
 
     void one_run(Storage &st, i64 start, i64 length, double itemsize, i64 &hit, i64 &total) {
+        if (shift >= 0 && itemsize == std::floor(itemsize)) {   // integer bytes, 2^k lines
+            const i64 isz = i64(itemsize);
+            run(st, (start * isz) >> shift, ((start + length) * isz - 1) >> shift, hit, total);
+            return;
+        }
         // int(x) truncates toward zero, // floors (the Python of `_runs`)
         i64 first = floor_div(i64(std::trunc(double(start) * itemsize)), line);
         i64 last = floor_div(i64(std::trunc(double(start + length) * itemsize - 1)), line);
@@ -269,7 +292,7 @@ class Simulator {
         launch_cycles = py::cast<double>(c["launch_cycles"]);
         hbm_bw = py::cast<double>(c["hbm_bw"]); l2_bw = py::cast<double>(c["l2_bw"]);
         l2_capacity = py::cast<double>(c["l2_capacity"]);
-        l2.line = py::cast<i64>(c["l2_line"]); l2.max_lines = py::cast<i64>(c["l2_max_lines"]);
+        l2.set_line(py::cast<i64>(c["l2_line"])); l2.max_lines = py::cast<i64>(c["l2_max_lines"]);
         auto tm = py::cast<std::vector<std::vector<double>>>(c["timing"]);
         for (int k = 0; k < 2; ++k)
             timing[k] = Timing{tm[k][0], tm[k][1], tm[k][2], tm[k][3], tm[k][4], k == 0};
@@ -844,55 +867,70 @@ struct BoxHash {
 
 constexpr i64 MAX_CELLS = 64;
 
+std::uint64_t mix(std::uint64_t h, i64 x) {
+    h ^= std::uint64_t(x) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
 // `stitch._BoxIndex`: the accesses of one slot, grouped by box, the boxes on a grid whose
-// cell is the first box's extents (at least 1)
+// cell is the first box's extents (at least 1). NOTE: boxes and cells are found by a 64-bit
+// hash of their ints, no key built per lookup: a box's candidates are compared exactly, and a
+// cell shared by two hashes only adds candidates, which the overlap test filters.
 struct Index {
     i64 rank = -1;
     bool mixed = false;                  // boxes of different ranks: every query scans all
-    std::unordered_map<std::vector<i64>, i64, BoxHash> where;   // offs ++ ext -> box
-    std::vector<std::vector<i64>> boxes;    // offs ++ ext
+    std::unordered_map<std::uint64_t, std::vector<i64>> where;   // hash of offs, ext -> boxes
+    std::vector<i64> box_dims;           // per box: offs then ext, from box_at[b]
+    std::vector<i64> box_at, box_rank;
     std::vector<Group> groups;
     std::vector<i64> cell;
-    std::unordered_map<std::vector<i64>, std::vector<i64>, BoxHash> cells;
+    std::unordered_map<std::uint64_t, std::vector<i64>> cells;
     std::vector<i64> wide;               // boxes over MAX_CELLS cells: every query sees them
     std::vector<i64> seen;               // per box the query that last saw it
     i64 query = 0;
+    i64 lo[16], hi[16], key[16];         // a box's cell range (ranks above 16: no grid)
 
-    bool cells_of(const i64 *offs, const i64 *ext, i64 r, std::vector<std::pair<i64, i64>> &range) {
-        range.clear();
+    bool cells_of(const i64 *offs, const i64 *ext, i64 r) {
+        if (r > 16) return false;
         i64 count = 1;
         for (i64 d = 0; d < r; ++d) {
             const i64 e = ext[d] > 1 ? ext[d] : 1;
-            const i64 lo = floor_div(offs[d], cell[d]), hi = floor_div(offs[d] + e - 1, cell[d]);
-            range.emplace_back(lo, hi);
-            count *= hi - lo + 1;
+            lo[d] = floor_div(offs[d], cell[d]);
+            hi[d] = floor_div(offs[d] + e - 1, cell[d]);
+            count *= hi[d] - lo[d] + 1;
             if (count > MAX_CELLS) return false;
         }
         return true;
     }
 
     template <typename F>
-    void each_cell(const std::vector<std::pair<i64, i64>> &range, F f) {
-        std::vector<i64> key(range.size());
-        for (size_t d = 0; d < range.size(); ++d) key[d] = range[d].first;
+    void each_cell(i64 r, F f) {   // every cell of lo..hi, by its hash
+        for (i64 d = 0; d < r; ++d) key[d] = lo[d];
         while (true) {
-            f(key);
-            size_t d = range.size();
-            while (d > 0) {
-                --d;
-                if (++key[d] <= range[d].second) break;
-                key[d] = range[d].first;
-                if (d == 0) return;
-            }
-            if (range.empty()) return;
+            std::uint64_t h = std::uint64_t(r);
+            for (i64 d = 0; d < r; ++d) h = mix(h, key[d]);
+            f(h);
+            i64 d = r - 1;
+            while (d >= 0 && ++key[d] > hi[d]) { key[d] = lo[d]; --d; }
+            if (d < 0) return;
         }
     }
 
+    static std::uint64_t hash_box(const i64 *offs, const i64 *ext, i64 r) {
+        std::uint64_t h = std::uint64_t(r) * 31u;
+        for (i64 d = 0; d < r; ++d) h = mix(mix(h, offs[d]), ext[d]);
+        return h;
+    }
+
     i64 box_of(const i64 *offs, const i64 *ext, i64 r, bool make) {
-        std::vector<i64> key(offs, offs + r);
-        key.insert(key.end(), ext, ext + r);
-        auto it = where.find(key);
-        if (it != where.end()) return it->second;
+        const std::uint64_t h = hash_box(offs, ext, r);
+        auto it = where.find(h);
+        if (it != where.end())
+            for (i64 b : it->second)
+                if (box_rank[b] == r &&
+                    std::equal(offs, offs + r, box_dims.begin() + box_at[b]) &&
+                    std::equal(ext, ext + r, box_dims.begin() + box_at[b] + r))
+                    return b;
         if (!make) return -1;
         if (rank < 0) {
             rank = r;
@@ -900,14 +938,16 @@ struct Index {
             for (i64 d = 0; d < r; ++d) cell[d] = ext[d] > 1 ? ext[d] : 1;
         }
         mixed = mixed || r != rank;
-        const i64 b = i64(boxes.size());
-        where.emplace(key, b);
-        boxes.push_back(std::move(key));
+        const i64 b = i64(box_rank.size());
+        where[h].push_back(b);
+        box_at.push_back(i64(box_dims.size()));
+        box_rank.push_back(r);
+        box_dims.insert(box_dims.end(), offs, offs + r);
+        box_dims.insert(box_dims.end(), ext, ext + r);
         groups.emplace_back();
         seen.push_back(0);
         if (!mixed) {
-            std::vector<std::pair<i64, i64>> range;
-            if (cells_of(offs, ext, r, range)) each_cell(range, [&](const std::vector<i64> &k) { cells[k].push_back(b); });
+            if (cells_of(offs, ext, r)) each_cell(r, [&](std::uint64_t k) { cells[k].push_back(b); });
             else wide.push_back(b);
         }
         return b;
@@ -941,22 +981,20 @@ struct Index {
     // every box `offs, ext` overlaps (a box of another rank always does, `stitch._overlap`)
     template <typename F>
     void overlapping(const i64 *offs, const i64 *ext, i64 r, F f) {
-        if (boxes.empty()) return;
+        if (box_rank.empty()) return;
         ++query;
         auto test = [&](i64 b) {
             if (seen[b] == query) return;
             seen[b] = query;
-            const auto &k = boxes[b];
-            const i64 br = i64(k.size()) / 2;
-            if (br != r || overlap(offs, ext, k.data(), k.data() + br, r)) f(groups[b]);
+            const i64 *k = box_dims.data() + box_at[b];
+            if (box_rank[b] != r || overlap(offs, ext, k, k + r, r)) f(groups[b]);
         };
-        std::vector<std::pair<i64, i64>> range;
-        if (mixed || r != rank || !cells_of(offs, ext, r, range)) {
-            for (i64 b = 0; b < i64(boxes.size()); ++b) test(b);
+        if (mixed || r != rank || !cells_of(offs, ext, r)) {
+            for (i64 b = 0; b < i64(box_rank.size()); ++b) test(b);
             return;
         }
         for (i64 b : wide) test(b);
-        each_cell(range, [&](const std::vector<i64> &k) {
+        each_cell(r, [&](std::uint64_t k) {
             auto it = cells.find(k);
             if (it != cells.end()) for (i64 b : it->second) test(b);
         });
@@ -997,6 +1035,9 @@ py::dict run(const py::dict &window) {
     // (root, storage) of each root's private workspace; (storage, root) of each creator
     const auto private_pairs = py::cast<std::vector<std::pair<i64, i64>>>(window["private"]);
     const auto creator_pairs = py::cast<std::vector<std::pair<i64, i64>>>(window["creators"]);
+    // the windows: rows bounds[w]..bounds[w+1]-1, linked one after another (default: one)
+    std::vector<i64> bounds = {0, n};
+    if (window.contains("bounds")) bounds = py::cast<std::vector<i64>>(window["bounds"]);
     std::vector<i64> out_ptr(size_t(n) + 1, 0), found;
     i64 cross = 0;
     {
@@ -1008,7 +1049,13 @@ py::dict run(const py::dict &window) {
         std::unordered_map<i64, std::pair<i64, i64>> producer;   // slot -> (root, instance)
         std::unordered_map<std::pair<i64, i64>, Index, PairHash> read_index, write_index;
         std::vector<i64> deps, have;
+        size_t next_window = 1;
         for (i64 t = 0; t < n; ++t) {
+            while (next_window < bounds.size() && t >= bounds[next_window]) {
+                // a new window: nothing links across windows (they run one after another)
+                generation.clear(); producer.clear(); read_index.clear(); write_index.clear();
+                ++next_window;
+            }
             const i64 me = instance[t], r = root[t];
             for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
                 const i64 sid = writes.storage[a];
@@ -1067,9 +1114,19 @@ py::dict run(const py::dict &window) {
             }
         }
     }
+    // and every task's predecessors: those it had, then the new ones
+    std::vector<i64> all_ptr(size_t(n) + 1, 0), all;
+    all.reserve(size_t(pred_ptr[n]) + found.size());
+    for (i64 t = 0; t < n; ++t) {
+        all.insert(all.end(), preds + pred_ptr[t], preds + pred_ptr[t + 1]);
+        all.insert(all.end(), found.begin() + out_ptr[t], found.begin() + out_ptr[t + 1]);
+        all_ptr[t + 1] = i64(all.size());
+    }
     py::dict o;
     o["pred_ptr"] = out(out_ptr);
     o["preds"] = out(found);
+    o["all_pred_ptr"] = out(all_ptr);
+    o["all_preds"] = out(all);
     o["cross_edges"] = cross;
     return o;
 }

@@ -115,19 +115,23 @@ def box_columns(prefix: str, accesses: list[list]) -> dict:
     """The GM boxes of each row as one CSR: `<prefix>_ptr` (per row), `_storage`, `_dim_ptr`
     (per box) and `_offs`, `_ext` (per dim)."""
     boxes = list(chain.from_iterable(accesses))
-    ranks = [len(ext) for _, _, ext in boxes]
-    if any(len(offs) != r for r, (_, offs, _) in zip(ranks, boxes)):
+    storages, offs, exts = zip(*boxes) if boxes else ((), (), ())
+    ranks = list(map(len, exts))
+    if ranks != list(map(len, offs)):
         raise UnsupportedTasks(f"a {prefix} box's offsets and extents differ in rank")
     dim_ptr = np.zeros(len(boxes) + 1, np.int64)
     np.cumsum(ranks, out=dim_ptr[1:])
-    dims = int(dim_ptr[-1])
     return {f"{prefix}_ptr": _ptr(accesses),
-            f"{prefix}_storage": np.fromiter((s for s, _, _ in boxes), np.int64, len(boxes)),
+            f"{prefix}_storage": np.array(storages, np.int64),
             f"{prefix}_dim_ptr": dim_ptr,
-            f"{prefix}_offs": np.fromiter(chain.from_iterable(o for _, o, _ in boxes),
-                                          np.int64, dims),
-            f"{prefix}_ext": np.fromiter(chain.from_iterable(e for _, _, e in boxes),
-                                         np.int64, dims)}
+            f"{prefix}_offs": _flat(offs, ranks), f"{prefix}_ext": _flat(exts, ranks)}
+
+
+def _flat(rows: tuple, ranks: list[int]) -> np.ndarray:
+    """Tuples of ints, one after another, as one int64 array."""
+    if ranks and min(ranks) == max(ranks) > 0:   # NOTE: one rank: numpy reads them in C
+        return np.array(rows, np.int64).ravel()
+    return np.fromiter(chain.from_iterable(rows), np.int64, sum(ranks))
 
 
 def _boxes(table: dict, prefix: str, accesses: list[list], layouts: list[list],
@@ -141,9 +145,9 @@ def _boxes(table: dict, prefix: str, accesses: list[list], layouts: list[list],
     if any(len(shape) != len(ext) for (_, _, ext), (shape, _) in zip(boxes, shapes)):
         raise UnsupportedTasks(f"a {prefix} box's rank differs from its tensor's")
     table.update(box_columns(prefix, accesses))
-    table[f"{prefix}_itemsize"] = np.array([size for _, size in shapes], np.float64)
+    tensor_shapes, sizes = zip(*shapes) if shapes else ((), ())
+    table[f"{prefix}_itemsize"] = np.array(sizes, np.float64)
     table[f"{prefix}_uncached"] = np.fromiter(
         (s in t.uncached for t, row in zip(tasks, accesses) for s, _, _ in row), np.uint8,
         len(boxes))
-    table[f"{prefix}_shape"] = np.fromiter(chain.from_iterable(s for s, _ in shapes),
-                                           np.int64, int(table[f"{prefix}_dim_ptr"][-1]))
+    table[f"{prefix}_shape"] = _flat(tensor_shapes, list(map(len, tensor_shapes)))

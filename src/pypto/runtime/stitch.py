@@ -35,7 +35,7 @@ from pypto.box_grid import BoxGrid
 from pypto.gc_pause import gc_paused
 from pypto.machine import compiled
 from pypto.machine.result import SimTask
-from pypto.machine.task_table import UnsupportedTasks, box_columns, csr
+from pypto.machine.task_table import TaskTable, UnsupportedTasks, box_columns, csr
 from pypto.ops.core import REGISTRY
 from pypto.runtime.workspace import WorkspaceMeter
 
@@ -140,6 +140,13 @@ class Stitcher:
         self._instance_calls = 0
         self._instance_root = ""
         self._open = False          # an instance is being stitched
+        # with the compiled core, windows are linked in batches, at `flush`: the ends of the
+        # closed windows not linked yet, from `_linked` on; and the task table of the last
+        # batch, when it covers every task (`table`)
+        self._batched = compiled.core() == "compiled"
+        self._unlinked: list[int] = []
+        self._linked = 0
+        self._table: TaskTable | None = None
 
     @property
     def window_workspace(self) -> list[int]:
@@ -152,7 +159,7 @@ class Stitcher:
         if self.instances_in_window and (
                 self.instances_in_window >= self.max_instances
                 or self.calls_in_window + calls > self.max_calls):
-            self.flush()
+            self._close(len(self.tasks))
         self.instances_in_window += 1
         self.calls_in_window += calls
         self.total_instances += 1
@@ -170,9 +177,20 @@ class Stitcher:
         self.meter.add(task)
 
     def flush(self) -> None:
-        """Close the current window (dependencies across its instances are resolved now)."""
+        """Close the current window; the dependencies across the instances of every window
+        are resolved by now."""
         self._end_instance()
         self._close(len(self.tasks))
+        if self._unlinked:
+            with gc_paused():
+                self._link_batch()
+
+    @property
+    def table(self) -> TaskTable | None:
+        """The tasks as a table (`machine.task_table`), when the compiled core linked them all
+        in one batch and no task came after: the simulation takes it as it is."""
+        table = self._table
+        return table if table is not None and len(table) == len(self.tasks) else None
 
     def _end_instance(self) -> None:
         """Account the instance that just ended; under a workspace budget, move it to a new
@@ -195,32 +213,57 @@ class Stitcher:
     def _close(self, end: int) -> None:
         if self.instances_in_window == 0:
             return
-        with gc_paused():
-            tasks = self.tasks[self._window_start:end]
-            if compiled.core() != "compiled" or not self._link_compiled(tasks):
-                self._link(tasks)
+        if self._batched:   # linked with the other windows of its batch, at `flush`
+            self._unlinked.append(end)
+        else:
+            with gc_paused():
+                self._link(self.tasks[self._window_start:end])
         self.meter.close_window()
         self.window += 1
         self.instances_in_window = 0
         self.calls_in_window = 0
         self._window_start = end
 
-    def _link_compiled(self, tasks: list[SimTask]) -> bool:
-        """`_link` by the compiled core (`_simcore.link`): the same edges, held equal by
-        tests/runtime/test_stitch_cores.py; False (nothing done) for boxes it does not
-        take."""
-        roots: dict[str, int] = {}
-        codes = [roots.setdefault(t.root, len(roots)) for t in tasks]
-        window = {"n": len(tasks), "root": np.array(codes, np.int64)}
-        window["id"] = np.fromiter((t.id for t in tasks), np.int64, len(tasks))
-        window["instance"] = np.fromiter((t.instance for t in tasks), np.int64, len(tasks))
-        window["pred_ptr"], window["preds"] = csr([t.preds for t in tasks])
+    def _link_batch(self) -> None:
+        """Link the windows closed since the last batch: in one call of the compiled core
+        when it takes their boxes, else window by window by `_link`."""
+        start, ends = self._linked, self._unlinked
+        self._linked, self._unlinked = ends[-1], []
+        tasks = self.tasks[start:ends[-1]]
+        linked, table = self._link_compiled(tasks, [0] + [e - start for e in ends])
+        if not linked:
+            for a, b in zip([start] + ends, ends):
+                self._link(self.tasks[a:b])
+        self._table = table if start == 0 else None
+
+    def _link_compiled(self, tasks: list[SimTask], bounds: list[int] | None = None
+                       ) -> tuple[bool, TaskTable | None]:
+        """`_link` by the compiled core (`_simcore.link`) on the windows `tasks[bounds[w]:
+        bounds[w + 1]]` (default: one): the same edges, held equal by
+        tests/runtime/test_stitch_cores.py. Returns whether it linked them (not for boxes
+        whose offsets and extents differ in rank), and the tasks' table with the
+        predecessors after linking (None where the simulator's columns cannot be made)."""
         try:
-            for prefix, accesses in (("read", [t.reads for t in tasks]),
-                                     ("write", [t.writes for t in tasks])):
-                window.update(box_columns(prefix, accesses))
-        except UnsupportedTasks:
-            return False
+            table = TaskTable.of(tasks)
+            columns = table.columns
+        except UnsupportedTasks:   # (no layouts, say): the boxes alone are enough to link
+            table = None
+            try:
+                columns = {"n": len(tasks),
+                           "id": np.fromiter((t.id for t in tasks), np.int64, len(tasks)),
+                           "instance": np.fromiter((t.instance for t in tasks), np.int64,
+                                                   len(tasks))}
+                columns["pred_ptr"], columns["preds"] = csr([t.preds for t in tasks])
+                for prefix, accesses in (("read", [t.reads for t in tasks]),
+                                         ("write", [t.writes for t in tasks])):
+                    columns.update(box_columns(prefix, accesses))
+            except UnsupportedTasks:
+                return False, None
+        roots: dict[str, int] = {}
+        window = dict(columns)
+        window["root"] = np.array([roots.setdefault(t.root, len(roots)) for t in tasks],
+                                  np.int64)
+        window["bounds"] = bounds if bounds is not None else [0, len(tasks)]
         window["private"] = [(code, sid) for name, code in roots.items()
                              for sid in self.private.get(name, ())]
         window["creators"] = [(sid, roots[name]) for sid, names in self.facts.creators.items()
@@ -230,12 +273,15 @@ class Stitcher:
         for t, a, b in zip(tasks, ptr, ptr[1:]):
             if b > a:
                 t.preds.extend(found[a:b])
+        if table is not None:
+            columns["pred_ptr"], columns["preds"] = out["all_pred_ptr"], out["all_preds"]
         self.cross_edges += out["cross_edges"]
-        return True
+        return True, table
 
     def _link(self, tasks: list[SimTask]) -> None:
         """THE definition of the links between a window's instances (see the module
-        docstring); `_link_compiled` is its compiled transcription."""
+        docstring); `_link_compiled` is its compiled transcription (in batches of windows:
+        nothing links across windows, which run one after another)."""
         reads: dict[tuple[int, int], _BoxIndex] = defaultdict(_BoxIndex)
         writes: dict[tuple[int, int], _BoxIndex] = defaultdict(_BoxIndex)
         creators = self.facts.creators
