@@ -32,9 +32,11 @@ class Flows:
     that pipe still to do as of `mark[i]` (the time its pipe starts, until it has started);
     `tail[i]`, the last-store latency after the pipe."""
 
-    def __init__(self, n: int, hbm_bw: float, l2_bw: float):
-        self.hbm_bw, self.l2_bw = hbm_bw, l2_bw
+    def __init__(self, n: int, hbm_bw: float, l2_bw: float, most: int):
+        """`most`: the most tasks that can run at once (one per core, and one more)."""
+        self.hbm_bw, self.l2_bw, self.most = hbm_bw, l2_bw, most
         self.running: dict[int, None] = {}    # in the order they began
+        self.fixed = [False] * n              # its pipe takes the same time at any share
         self.pipe: list[tuple | None] = [None] * n
         self.busy = [0.0] * n
         self.left = [1.0] * n
@@ -54,6 +56,11 @@ class Flows:
         retimed = self._share(now, len(self.running) + 1)
         self.running[i] = None
         self.busy[i] = self.busy_at(i, len(self.running))
+        # NOTE: each term of the pipe time only grows as the share shrinks, so a pipe as long
+        # with one sharer as with the most there can be is as long with any count between:
+        # it never needs re-timing (a compute-bound task, or one whose moves stay under the
+        # per-core caps)
+        self.fixed[i] = self.busy_at(i, 1) == self.busy_at(i, self.most) == self.busy[i]
         retimed.append(i)
         return retimed
 
@@ -72,6 +79,8 @@ class Flows:
         retimed = []
         busy, left, mark = self.busy, self.left, self.mark
         for j in self.running:
+            if self.fixed[j]:
+                continue
             new = self.busy_at(j, sharers)
             if new == busy[j]:
                 continue

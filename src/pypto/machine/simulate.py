@@ -71,7 +71,8 @@ class ModelWindow:
         self.dispatched = [0.0] * len(tasks)       # when its dispatch was done
         self.version = [0] * len(tasks)            # of its END event: re-timing raises anew
         self.write_back = [False] * len(tasks)     # its writes land in L2
-        self.flows = Flows(len(tasks), sim.memory.hbm_bw, sim.memory.l2_bw)
+        self.flows = Flows(len(tasks), sim.memory.hbm_bw, sim.memory.l2_bw,
+                           sim.spec.aic + sim.spec.aiv + 1)
         self.out = WindowRun(len(tasks))
         for i in graph.roots:
             self.events.schedule(start, (Event.READY, i, 0))
