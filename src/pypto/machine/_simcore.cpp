@@ -677,20 +677,25 @@ class Simulator {
         i64 choose(int ty, i64 prod) {   // `Cores.choose`
             if ((sim.mode & 1) && prod >= 0 && used[prod] == 0) return prod;
             const i64 lo = ty == 0 ? 0 : sim.aic, hi = ty == 0 ? sim.aic : sim.aic + sim.aiv;
-            i64 fewest = sim.slots;
-            for (i64 g = lo; g < hi; ++g) if (used[g] < fewest) fewest = used[g];
-            if (fewest >= sim.slots) return -1;
+            // one pass, the least by (busy slots, [its thread's dispatches,] free_at, index)
+            // among the cores with a free slot: the fewest-slots pool's least, as `choose`
             i64 best = -1;
-            for (i64 g = lo; g < hi; ++g) {
-                if (used[g] != fewest) continue;
-                if (best < 0) { best = g; continue; }
-                if (sim.mode & 2) {
-                    i64 a = sim.thread_dispatched[sim.owner[g]],
-                        b = sim.thread_dispatched[sim.owner[best]];
+            if (sim.mode & 2) {
+                for (i64 g = lo; g < hi; ++g) {
+                    if (used[g] >= sim.slots) continue;
+                    if (best < 0 || used[g] < used[best]) { best = g; continue; }
+                    if (used[g] != used[best]) continue;
+                    const i64 a = sim.thread_dispatched[sim.owner[g]],
+                              b = sim.thread_dispatched[sim.owner[best]];
                     if (a < b || (a == b && free_at[g] < free_at[best])) best = g;
-                } else if (free_at[g] < free_at[best]) {
-                    best = g;
                 }
+                return best;
+            }
+            for (i64 g = lo; g < hi; ++g) {
+                const i64 u = used[g];
+                if (u >= sim.slots) continue;
+                if (best < 0 || u < used[best] || (u == used[best] && free_at[g] < free_at[best]))
+                    best = g;
             }
             return best;
         }

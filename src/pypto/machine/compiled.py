@@ -118,10 +118,12 @@ def simulate_compiled(tasks: Sequence[SimTask] | TaskTable, spec: MachineSpec, k
     # the task runs in task order (the Python model's order: window by window, or task order
     # when the windows did not come in it), as columns until read
     ran = np.flatnonzero(~np.isnan(out["start"]))
+    every = len(ran) == len(table)   # (the usual run: no copies of the columns)
+    picked = [out[k] if every else out[k][ran] for k in ("core", "start", "end", "hit", "hbm",
+                                                          "ready")]
     core_index = np.concatenate((np.arange(spec.aic), np.arange(spec.aiv)))
-    columns = TaskRunColumns(table, ran, core_index[out["core"][ran]], out["start"][ran],
-                             out["end"][ran], out["hit"][ran], out["hbm"][ran],
-                             out["ready"][ran])
+    picked[0] = core_index[picked[0]]
+    columns = TaskRunColumns(table, ran, *picked)
     windows = out["window"].tolist()
     space = [float(workspace[w]) if w < len(workspace) else 0.0 for w in windows]
     window_stats = list(zip(out["window_instances"].tolist(), out["window_tasks"].tolist(),
