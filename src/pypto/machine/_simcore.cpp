@@ -63,8 +63,24 @@ struct Storage {
     i64 untouched = 0;   // lines from here on were never touched: all misses
 };
 
-struct Accesses {   // one CSR of boxes: reads or writes
-    const i64 *ptr, *storage, *dim_ptr, *offs, *ext, *shape;
+struct Boxes {   // one CSR of GM boxes (storage, offsets, extents)
+    const i64 *ptr, *storage, *dim_ptr, *offs, *ext;
+};
+
+Boxes boxes(const py::dict &d, const std::string &p, i64 n) {
+    Boxes b;
+    b.ptr = data<i64>(d, (p + "_ptr").c_str(), n + 1);
+    const size_t count = size_t(b.ptr[n]);
+    b.storage = data<i64>(d, (p + "_storage").c_str(), count);
+    b.dim_ptr = data<i64>(d, (p + "_dim_ptr").c_str(), count + 1);
+    const size_t dims = size_t(b.dim_ptr[count]);
+    b.offs = data<i64>(d, (p + "_offs").c_str(), dims);
+    b.ext = data<i64>(d, (p + "_ext").c_str(), dims);
+    return b;
+}
+
+struct Accesses : Boxes {   // the boxes of the reads or the writes, and their tensors
+    const i64 *shape;
     const double *itemsize;
     const std::uint8_t *uncached;
 };
@@ -768,16 +784,11 @@ py::array_t<T> out(const std::vector<T> &v) {
 
 Accesses accesses(const py::dict &d, const std::string &p, i64 n) {
     Accesses a;
-    a.ptr = data<i64>(d, (p + "_ptr").c_str(), n + 1);
-    const size_t boxes = size_t(a.ptr[n]);
-    a.storage = data<i64>(d, (p + "_storage").c_str(), boxes);
-    a.dim_ptr = data<i64>(d, (p + "_dim_ptr").c_str(), boxes + 1);
-    const size_t dims = size_t(a.dim_ptr[boxes]);
-    a.offs = data<i64>(d, (p + "_offs").c_str(), dims);
-    a.ext = data<i64>(d, (p + "_ext").c_str(), dims);
+    static_cast<Boxes &>(a) = boxes(d, p, n);
+    const size_t count = size_t(a.ptr[n]), dims = size_t(a.dim_ptr[count]);
     a.shape = data<i64>(d, (p + "_shape").c_str(), dims);
-    a.itemsize = data<double>(d, (p + "_itemsize").c_str(), boxes);
-    a.uncached = data<std::uint8_t>(d, (p + "_uncached").c_str(), boxes);
+    a.itemsize = data<double>(d, (p + "_itemsize").c_str(), count);
+    a.uncached = data<std::uint8_t>(d, (p + "_uncached").c_str(), count);
     return a;
 }
 
@@ -1005,22 +1016,6 @@ struct Index {
         });
     }
 };
-
-struct Boxes {   // one CSR of GM boxes (storage, offsets, extents)
-    const i64 *ptr, *storage, *dim_ptr, *offs, *ext;
-};
-
-Boxes boxes(const py::dict &d, const std::string &p, i64 n) {
-    Boxes b;
-    b.ptr = data<i64>(d, (p + "_ptr").c_str(), n + 1);
-    const size_t count = size_t(b.ptr[n]);
-    b.storage = data<i64>(d, (p + "_storage").c_str(), count);
-    b.dim_ptr = data<i64>(d, (p + "_dim_ptr").c_str(), count + 1);
-    const size_t dims = size_t(b.dim_ptr[count]);
-    b.offs = data<i64>(d, (p + "_offs").c_str(), dims);
-    b.ext = data<i64>(d, (p + "_ext").c_str(), dims);
-    return b;
-}
 
 struct PairHash {
     size_t operator()(const std::pair<i64, i64> &p) const {
