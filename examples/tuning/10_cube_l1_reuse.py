@@ -48,7 +48,10 @@ def verdict(runs: list[Measured]) -> tuple[bool, str]:
 CASE = Case(
     "10_cube_l1_reuse", "cube_l1_reuse_setting sweep: shared B loaded once per merged task",
     "l1_load_bytes",
-    [checked(f"l1_reuse {{-1: {n}}}", make(n), inputs, golden) for n in FACTORS],
+    # an FP16 matmul summed in FP32 over K = 256 in another order than torch's: torch's
+    # default FP32 tolerance is too tight for some draws of the inputs (a flaky CI run)
+    [checked(f"l1_reuse {{-1: {n}}}", make(n), inputs, golden, rtol=1e-4, atol=1e-3)
+     for n in FACTORS],
     guide="S15: 64/32/16/8 subgraphs, 22.0/17.0/11.6/18.9 us, best at N=4",
     verdict=verdict, extra_metrics=("kernel_us", "tasks"))
 

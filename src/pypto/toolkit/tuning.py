@@ -59,45 +59,26 @@ def checked(name: str, kernel: Any, inputs: Callable[[], tuple] | list[Callable[
     """The usual variant: call `kernel(*inputs())`, then compare the arguments at `outputs`
     with `golden(*args)` (one tensor, or a tuple for several outputs). A list of input makers
     runs the kernel once per input set (e.g. several sizes); the variant's numbers are summed
-    over the calls. Without a `tolerance` (torch's rtol / atol), each output is compared within
-    twice the kernel's forward error bound (`pypto.testing.forward_bounds`): a tolerance
-    picked by hand for inputs drawn afresh each run is too tight for some draws."""
+    over the calls."""
     makers = inputs if isinstance(inputs, list) else [inputs]
 
     def run() -> tuple[list[tuple[Any, Any, Any]], Callable[[], None]]:
         import torch
-
-        import pypto.testing
         calls, runs = [], []
         for make in makers:
             args = make()
-            with (pypto.testing.forward_bounds(kernel, *args) if not tolerance
-                  else contextlib.nullcontext({})) as bounds:
-                kernel(*args)
-            calls.append((args, bounds))
+            kernel(*args)
+            calls.append(args)
             runs.append((kernel.last_run, kernel.last_program, kernel.last_compiled))
 
         def check() -> None:
-            for args, bounds in calls:
+            for args in calls:
                 expected = golden(*args)
                 expected = expected if isinstance(expected, tuple) else (expected,)
-                names = _tensor_names(args, bounds)
                 for i, e in zip(outputs, expected):
-                    if tolerance:
-                        torch.testing.assert_close(args[i], e, **tolerance)
-                    else:
-                        name = names[i % len(args)]
-                        pypto.testing.assert_close(args[i], e, bounds[name], name)
+                    torch.testing.assert_close(args[i], e, **tolerance)
         return runs, check
     return Variant(name, run, description)
-
-
-def _tensor_names(args: tuple, bounds: dict) -> dict[int, str]:
-    """Argument position -> the kernel parameter it binds: the tensor arguments bind the
-    parameters in order, which is the order of `bounds`."""
-    import torch
-    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-    return dict(zip(tensors, bounds))
 
 
 @dataclass
