@@ -264,7 +264,7 @@ def run_scaling(suite: str) -> list[dict]:
 
 # ---- 6. toolkit on a big trace ---------------------------------------------------------------
 
-TOOLKIT_TARGETS = {"view": (12.0, 1200), "analyze": (20.0, 1200)}     # seconds, peak MB
+TOOLKIT_TARGETS = {"view": (6.0, 1000), "analyze": (6.0, 1000)}     # seconds, peak MB
 TOOLKIT_EVENTS = {"smoke": 100_000, "quick": 1_000_000, "full": 1_000_000}
 
 

@@ -40,14 +40,18 @@ import heapq
 import os
 from collections import defaultdict
 from dataclasses import dataclass
-from operator import itemgetter
+from functools import reduce
+from math import nan
+from operator import add
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
+
+import numpy as np
 
 # RunNumbers and run_numbers stay importable from here (profiling API); they live in machine
 from pypto.machine.result import RunNumbers, SimResult, percent as _pct, run_numbers
 from pypto.profiling.run_columns import latest_pred_ends
-from pypto.profiling.swimlane import SwimlaneData, task_id
+from pypto.profiling.swimlane import SwimlaneData, lane_values, task_id
 
 _WIDTH = 60                     # PyPTO's report banner width
 _LABEL = 49                     # label + dots, then ':' (PyPTO's column)
@@ -228,30 +232,78 @@ class LaneBubbles:
         return self.wait_schedule + self.wait_predecessor
 
 
-_BY_START_END_KEY = itemgetter(2, 3, 0)      # a LaneTask's (start, end, key)
-
-
 def analyze_bubbles(lanes: list[tuple[str, list[LaneTask]]]) -> list[LaneBubbles]:
     """Busy / wait / idle per lane (see the module docstring); lanes keep their order."""
-    every = [t for _, tasks in lanes for t in tasks]
-    origin = min((t.start for t in every), default=0.0)
-    span = max((t.end for t in every), default=0.0) - origin
+    return lane_bubbles([(name, _lane_columns(tasks)) for name, tasks in lanes])
+
+
+class LaneColumns(NamedTuple):
+    """The tasks of one lane as columns (us); `ready` is NaN where a task has no predecessor."""
+
+    key: list[Any]              # PyPTO TaskId
+    label: list[str]            # the swimlane event name
+    start: np.ndarray
+    end: np.ndarray
+    ready: np.ndarray
+
+
+def _lane_columns(tasks: list[LaneTask]) -> LaneColumns:
+    ready = [nan if t.ready is None else t.ready for t in tasks]
+    return LaneColumns([t.key for t in tasks], [t.label for t in tasks],
+                       np.array([t.start for t in tasks], dtype=np.float64),
+                       np.array([t.end for t in tasks], dtype=np.float64),
+                       np.array(ready, dtype=np.float64))
+
+
+def lane_bubbles(lanes: list[tuple[str, LaneColumns]], waits: bool = True) -> list[LaneBubbles]:
+    """`analyze_bubbles` of lanes given as columns; `waits=False` leaves each lane's per-task
+    waits out (the totals are the same). NOTE: a lane's gaps are array operations (the gap
+    before each task starts at the latest end before it: a running maximum); the totals add
+    up task by task, in order, as the one-task-at-a-time definition does."""
+    origin = min(np.concatenate([c.start for _, c in lanes] or [[]]).tolist(), default=0.0)
+    span = max(np.concatenate([c.end for _, c in lanes] or [[]]).tolist(), default=0.0) - origin
     out = []
-    for name, tasks in lanes:
-        gap_start, busy, sched, pred, waits = origin, 0.0, 0.0, 0.0, []
-        for t in sorted(tasks, key=_BY_START_END_KEY):
-            gap = max(0.0, t.start - gap_start)
-            ready = gap_start if t.ready is None else t.ready
-            p = min(max(ready - gap_start, 0.0), gap)
-            pred += p
-            sched += gap - p
-            waits.append(TaskWait(t.key, t.label, name, t.start, gap - p, p))
-            busy += t.end - t.start
-            gap_start = max(gap_start, t.end)
-        work = gap_start - origin if tasks else 0.0
-        out.append(LaneBubbles(name, len(tasks), work, busy, sched, pred, span - busy,
-                               tuple(waits)))
+    for name, c in lanes:
+        order = _by_start_end_key(c)
+        start, end, ready = c.start[order], c.end[order], c.ready[order]
+        # the gap before each task starts at the latest end before it (or the run's start)
+        gap_start = np.maximum.accumulate(np.r_[origin, end])
+        # (max(0.0, x), min(max(r, 0.0), gap): numpy's operands in the order that keeps the
+        # same one of two equal zeros)
+        gap = np.maximum(start - gap_start[:-1], 0.0)
+        ready = np.where(np.isnan(ready), gap_start[:-1], ready)
+        pred = np.minimum(gap, np.maximum(0.0, ready - gap_start[:-1]))
+        sched = gap - pred
+        busy = _in_order_sum(end - start)
+        work = float(gap_start[-1]) - origin if len(start) else 0.0
+        rows = ()
+        if waits:
+            rows = tuple(map(TaskWait, _taken(c.key, order), _taken(c.label, order),
+                             [name] * len(start), start.tolist(), sched.tolist(),
+                             pred.tolist()))
+        out.append(LaneBubbles(name, len(start), work, busy, _in_order_sum(sched),
+                               _in_order_sum(pred), span - busy, rows))
     return out
+
+
+def _by_start_end_key(c: LaneColumns) -> np.ndarray:
+    """The lane's task order: by start, end, then key (ties keep their order)."""
+    if set(map(type, c.key)) <= {int}:
+        try:
+            return np.lexsort((np.array(c.key, dtype=np.int64), c.end, c.start))
+        except OverflowError:
+            pass
+    return np.array(sorted(range(len(c.key)), key=lambda i: (c.start[i], c.end[i], c.key[i])),
+                    dtype=np.int64)
+
+
+def _taken(values: list, order: np.ndarray) -> list:
+    return [values[i] for i in order.tolist()]
+
+
+def _in_order_sum(values: np.ndarray) -> float:
+    """0.0 + values[0] + values[1] + ..., one addition at a time (as a running total is)."""
+    return reduce(add, values.tolist(), 0.0)
 
 
 def bubbles_from_result(result: SimResult,
@@ -276,17 +328,29 @@ def bubbles_from_result(result: SimResult,
     return analyze_bubbles(named)
 
 
-def bubbles_from_swimlane(data: SwimlaneData) -> list[LaneBubbles]:
+def bubbles_from_swimlane(data: SwimlaneData, waits: bool = True) -> list[LaneBubbles]:
     """Bubble analysis of a parsed swimlane (PyPTO's or ours): every non-AICPU lane, by tid;
-    predecessors come from the flows."""
-    preds = data.preds()
-    lanes: dict[int, list[LaneTask]] = {tid: [] for tid, ln in data.lanes.items()
-                                        if ln.kind != "aicpu"}
-    for t in data.tasks:
-        ends = [data.tasks[p].end for p in preds.get(t.index, ())]
-        key = t.task_id if t.task_id is not None else t.id
-        lanes[t.lane].append(LaneTask(key, t.name, t.start, t.end, max(ends) if ends else None))
-    return analyze_bubbles([(data.lanes[tid].name, tasks) for tid, tasks in sorted(lanes.items())])
+    predecessors come from the flows (a task is ready when the last one ends). `waits` as for
+    `lane_bubbles`."""
+    tasks = data.task_columns
+    src, dst = data.flow_columns.matched()
+    ready = np.full(len(tasks), -np.inf)
+    np.maximum.at(ready, dst, tasks.end[src])
+    ready[ready == -np.inf] = nan
+    task_ids = tasks.args.values("taskId")
+    keys = [i if k is None else k for k, i in zip(task_ids, tasks.id.tolist())]
+    lane_of = {tid: i for i, tid in enumerate(sorted(tid for tid, ln in data.lanes.items()
+                                                     if ln.kind != "aicpu"))}
+    code = lane_values(data.lanes, tasks.lane, lambda ln: lane_of[ln.tid], np.int64)
+    order = np.argsort(code, kind="stable")
+    bounds = np.searchsorted(code[order], np.arange(len(lane_of) + 1))
+    lanes = []
+    for tid, i in lane_of.items():
+        mine = order[bounds[i]:bounds[i + 1]]
+        lanes.append((data.lanes[tid].name, LaneColumns(
+            _taken(keys, mine), _taken(tasks.name, mine) if waits else [],
+            tasks.start[mine], tasks.end[mine], ready[mine])))
+    return lane_bubbles(lanes, waits)
 
 
 def _wait_line(w: TaskWait, pad: int) -> str:

@@ -1,8 +1,10 @@
 """The swimlane: one simulated run as a Chrome trace in PyPTO's `merged_swimlane.json` layout.
 
-What the file holds (below), the encodings of its fields and the parsed form (`SwimlaneData`,
-read by `swimlane_reader` from a file written by us or by PyPTO 0.2.0 itself); plus PyPTO's
-stdout summary (task count, AICore end-to-end time, AICore utilisation) of a parsed file.
+What the file holds (below), the encodings of its fields and how the reader restores what our
+files share (`restore_args`, on the parsed columns); plus PyPTO's stdout summary (task count,
+AICore end-to-end time, AICore utilisation) of a parsed file. The parsed form (`SwimlaneData`,
+read by `swimlane_reader` from a file written by us or by PyPTO 0.2.0 itself) is
+`swimlane_data`'s, importable from here.
 `run_columns` computes the events of a `machine.result.SimResult` (times in cycles; the
 file's in microseconds, `cycles / clock_mhz`) and `swimlane_writer` writes them. Keeps: the
 output is a pure function of the result (events sorted, ids serial, hashes from sha1 of
@@ -68,33 +70,44 @@ the end of its last predecessor, else (no predecessor) the first task start of i
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any
+
+import numpy as np
 
 from pypto.dtypes import DataType
 from pypto.machine.result import SimResult
+# the parsed form, importable from here as before
+from pypto.profiling.swimlane_data import PROCESS_NAME as PROCESS_NAME
+from pypto.profiling.swimlane_data import PYPTO_CLOCK_MHZ as PYPTO_CLOCK_MHZ
+from pypto.profiling.swimlane_data import Flow as Flow
+from pypto.profiling.swimlane_data import Lane as Lane
+from pypto.profiling.swimlane_data import SwimlaneData as SwimlaneData
+from pypto.profiling.swimlane_data import TaskEvent as TaskEvent
+from pypto.profiling.swimlane_data import classify_lane as classify_lane
+from pypto.profiling.swimlane_data import lane_values as lane_values
+from pypto.profiling.swimlane_data import name_fields as name_fields
+from pypto.profiling.swimlane_data import name_parts as name_parts
+from pypto.profiling.swimlane_data import task_fields as task_fields
+from pypto.profiling.swimlane_data import task_label as task_label
+from pypto.profiling.swimlane_data import task_labels as task_labels
+from pypto.profiling.trace_columns import (ABSENT, ArgColumns, EventColumns, object_array, pick,
+                                           renumbered)
 
-PROCESS_NAME = "Machine View"
 FLOW_NAME = "machine-view-last-dep"
-PYPTO_CLOCK_MHZ = 1800          # PyPTO's time_convert_denominator (swimlane_format.md section 1)
-FLOW_LEAD_US = 1e-4            # PyPTO puts s this far before the predecessor's end (ours: 1 ns)
 _TID_BASE = 1000
 COUNTER_TID = 1
 MAGIC_BASE = 10000             # callOpMagic = base + call index (PyPTO's magics start at 10000)
 
-_LANE_KINDS = (("aic", re.compile(r"^AIC_(\d+)$")), ("aiv", re.compile(r"^AIV_(\d+)$")),
-               ("hub", re.compile(r"^HUB_(\d+)$")), ("fake", re.compile(r"^Fake Core_(\d+)$")),
-               ("aicpu", re.compile(r"^AICPU_?(\S*)$")))
 _JSON_SCALARS = frozenset((str, int, float, bool, type(None)))
 # a time (ts or dur, us) beyond this is not a trace's: ~11.6 days, while a kernel runs for ms
 MAX_TIME_US = 1e12
-_TASK_NAME = re.compile(r"^(\d+)-(\d+)-(\d+)-(\d+)-(\d+)\((.*)\)$", re.S)
 _SCHED_LANE = re.compile(r"^AICPU_SCHED_([1-9]\d*)$")
 # our files: the otherData key of the shared args; the task args restored from the event's
 # name, seqNo and lane and the function tables (inserted after seqNo, in this order); the task
@@ -104,7 +117,6 @@ DERIVED_ARGS = ("leaf", "root", "window", "instance", "call", "core_type")
 TABLE_ARGS = ("merge", "cost")
 ITEM_TABLE_ARGS = ("gm_reads",)         # a list of indices into a table of items
 _DERIVED_SET = frozenset(DERIVED_ARGS)
-_NOT_DERIVED = object()
 
 
 def lane_tid(number: int) -> int:
@@ -122,25 +134,6 @@ def stable_hash(name: str) -> int:
 def task_id(instance: int, call: int) -> int:
     """PyPTO's TaskId: the root instance in the high bits, the task inside it in the low 20."""
     return (instance << 20) + call
-
-
-def task_fields(name: str) -> tuple[int, int, int, int, int] | None:
-    """(seqNo, instance, task index, root index, psgId) of a PyPTO-style task name, or None."""
-    m = _TASK_NAME.match(name)
-    return (int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5])) if m else None
-
-
-def task_label(name: str, args: dict[str, Any]) -> str:
-    """The label of an X event: the bracket of a PyPTO-style name, else the `color` arg."""
-    m = _TASK_NAME.match(name)
-    return m.group(6) if m else args.get("color", "")
-
-
-def task_labels(names: list[str], colors: list[Any], absent: Any = None) -> list[Any]:
-    """`task_label` of each event from its name and its `color` arg (`absent` where it has
-    none), with the names matched in C (map): many at once."""
-    matches = list(map(_TASK_NAME.match, names))
-    return [m.group(6) if m else "" if c is absent else c for m, c in zip(matches, colors)]
 
 
 def aicpu_lane_name(thread: int) -> str:
@@ -165,24 +158,29 @@ def function_keys(fields: tuple[int, ...]) -> tuple[str, str]:
     return f"{fields[3]}-{fields[4]}", str(fields[3])
 
 
-def derived_arg(key: str, fields: tuple[int, ...] | None, seq_no: Any, core: str | None,
-                tables: dict[str, Any]) -> Any:
-    """The value of `DERIVED_ARGS` key `key` of a task: `fields` parsed from its name, its
+def derived_column(key: str, fields: list[tuple[int, ...] | None], seq_no: list[Any],
+                   core: list[str | None], tables: dict[str, Any]) -> list[Any]:
+    """The value of `DERIVED_ARGS` key `key` of each task: `fields` parsed from its name, its
     `seqNo` arg, its lane's core type ("AIC", "AIV" or None) and the `SHARED_ARGS` tables;
-    `_NOT_DERIVED` when they do not give it."""
+    `ABSENT` where they do not give it."""
+    missing = ABSENT
     if key == "window":
-        return seq_no if type(seq_no) is int else _NOT_DERIVED
+        return [v if type(v) is int else missing for v in seq_no]
     if key == "core_type":
-        return core or _NOT_DERIVED
-    if fields is None:
-        return _NOT_DERIVED
-    if key == "instance":
-        return fields[1]
-    if key == "call":
-        return fields[2]
+        return [c or missing for c in core]
+    if key in ("instance", "call"):
+        at = 1 if key == "instance" else 2
+        return [missing if f is None else f[at] for f in fields]
     table = tables.get(key)
-    name = table.get(function_keys(fields)[key == "root"]) if type(table) is dict else None
-    return _NOT_DERIVED if name is None else name
+    if type(table) is not dict:
+        return [missing] * len(fields)
+    at = key == "root"
+    # NOTE: a few functions, many tasks: each (root, leaf) index is looked up once
+    names = {p: table.get(function_keys((0, 0, 0) + p)[at])
+             for p in {(f[3], f[4]) for f in fields if f is not None}}
+    names = {p: missing if name is None else name for p, name in names.items()}
+    names[None] = missing
+    return [names[None if f is None else (f[3], f[4])] for f in fields]
 
 
 def _from_table(value: Any, table: list, items: bool) -> Any:
@@ -196,46 +194,124 @@ def _from_table(value: Any, table: list, items: bool) -> Any:
     return [table[i] for i in value]
 
 
+def _from_table_column(values: list, table: list, items: bool) -> list:
+    """`_from_table` of each value. NOTE: when every value is a valid index (list of them),
+    the usual case, they are looked up in C loops."""
+    def valid(indices: list) -> bool:
+        return set(map(type, indices)) <= {int} and \
+            (not indices or 0 <= min(indices) and max(indices) < len(table))
+    get = table.__getitem__
+    if not items and valid(values):
+        return list(map(get, values))
+    if items and set(map(type, values)) == {list} and valid(list(chain.from_iterable(values))):
+        return [list(map(get, v)) for v in values]
+    return [_from_table(v, table, items) for v in values]
+
+
 def restore_args(data: SwimlaneData) -> None:
     """Give each event of `data` back the args our writer left out or shared (see the module
     docstring), from `data.other[SHARED_ARGS]`; a trace without it (PyPTO's, or a file written
-    before) is left as it is. NOTE: each args dict is replaced by one in the writer's key
-    order, so a parsed file equals the run's columns it was written from."""
+    before) is left as it is. NOTE: the keys are put in the writer's order, so a parsed file
+    equals the run's columns it was written from; done on the columns, shape by shape."""
     tables = data.other.get(SHARED_ARGS)
     if type(tables) is not dict:
         return
+    tasks, aicpu = data.task_columns, data.aicpu_columns
+    data.set_columns(tasks.with_args(_restored_task_args(tasks, data.lanes, tables)),
+                     aicpu.with_args(_restored_aicpu_args(aicpu, data.lanes)))
+    restore_counters(data.counters)
+
+
+def _restored_task_args(tasks: EventColumns, lanes: dict[int, Lane],
+                        tables: dict[str, Any]) -> ArgColumns:
+    """The args of the tasks that have a `seqNo` with the derived keys after it (each where
+    written or derivable) and the table keys looked up; the other tasks' as they are."""
+    args = tasks.args
+    restored = [s for s, keys in enumerate(args.shapes) if "seqNo" in keys]
+    if not restored:
+        return args
+    members = np.flatnonzero(np.isin(args.shape, restored))
     lists = {k: v for k, v in tables.items()
              if (k in TABLE_ARGS or k in ITEM_TABLE_ARGS) and type(v) is list}
-    cores = {tid: ln.name.split("_")[0] for tid, ln in data.lanes.items()
-             if ln.kind in ("aic", "aiv")}
-    set_args = TaskEvent.args.__set__
-    for t in data.tasks:
-        a = t.args
-        if "seqNo" not in a:
-            continue
-        fields = task_fields(t.name)
-        new = {}
-        for k, v in a.items():
-            if k in _DERIVED_SET:
-                continue                        # placed after seqNo
-            if k in lists:
-                v = _from_table(v, lists[k], k in ITEM_TABLE_ARGS)
-            new[k] = v
+    cores = {tid: ln.name.split("_")[0] for tid, ln in lanes.items() if ln.kind in ("aic", "aiv")}
+    fields = pick(name_fields(tasks), members)
+    seq_no = args.column("seqNo")[members].tolist()
+    core = list(map(cores.get, tasks.lane[members].tolist()))
+    columns = dict(args.columns)
+    mask = np.zeros(len(members), dtype=np.int64)       # bit j: DERIVED_ARGS[j] is there
+    for j, key in enumerate(DERIVED_ARGS):
+        derived = derived_column(key, fields, seq_no, core, tables)
+        if key in args.columns:             # written where the name, seqNo, ... do not give it
+            derived = [g if w is ABSENT else w
+                       for w, g in zip(args.column(key)[members].tolist(), derived)]
+        values = object_array(derived, len(members))
+        mask |= (values != ABSENT).astype(np.int64) << j
+        column = columns[key] = args.column(key).copy()
+        column[members] = values
+    for key, table in lists.items():
+        has = members[np.isin(args.shape[members],
+                              [s for s in restored if key in args.shapes[s]])]
+        if len(has):
+            column = columns[key] = columns[key].copy()
+            column[has] = object_array(_from_table_column(column[has].tolist(), table,
+                                                          key in ITEM_TABLE_ARGS), len(has))
+    # each restored task's shape: its keys but the derived, those after seqNo where there
+    shape = args.shape.copy()
+    combo = args.shape[members] * (1 << len(DERIVED_ARGS)) + mask
+    shapes = list(args.shapes)
+    for code in np.unique(combo).tolist():
+        old, bits = divmod(code, 1 << len(DERIVED_ARGS))
+        keys: list[str] = []
+        for k in args.shapes[old]:
+            if k not in _DERIVED_SET:
+                keys.append(k)
             if k == "seqNo":
-                for d in DERIVED_ARGS:
-                    v = a[d] if d in a else derived_arg(d, fields, a["seqNo"],
-                                                        cores.get(t.lane), tables)
-                    if v is not _NOT_DERIVED:
-                        new[d] = v
-        set_args(t, new)
-    for e in data.aicpu:
-        a = e.args
-        lane = data.lanes.get(e.lane)
-        thread = aicpu_thread(lane.name) if lane is not None else None
-        if "event-hint" not in a and thread is not None:
-            set_args(e, {"event-hint": f"{lane.name}: {e.name}", "color": "", **a,
-                         "thread": thread})
-    restore_counters(data.counters)
+                keys += [d for j, d in enumerate(DERIVED_ARGS) if bits >> j & 1]
+        shape[members[combo == code]] = len(shapes)
+        shapes.append(tuple(keys))
+    return _renumbered(args.n, shapes, shape, columns)
+
+
+def _renumbered(n: int, shapes: list[tuple[str, ...]], shape: np.ndarray,
+                columns: dict[str, np.ndarray]) -> ArgColumns:
+    """ArgColumns with the shapes in order of first use and only the keys they hold."""
+    shape, used = renumbered(shape)
+    shapes = [shapes[s] for s in used]
+    keys = dict.fromkeys(k for s in shapes for k in s)
+    return ArgColumns(n, shapes, shape, {k: columns[k] for k in keys})
+
+
+def _restored_aicpu_args(events: EventColumns, lanes: dict[int, Lane]) -> ArgColumns:
+    """The AICPU events on an AICPU thread's lane without an `event-hint` get it, the `color`
+    ("" unless written) and the lane's `thread`, in the writer's order."""
+    args = events.args
+    thread = lane_values(lanes, events.lane, lambda ln: aicpu_thread(ln.name), object)
+    on_thread = lane_values(lanes, events.lane, lambda ln: aicpu_thread(ln.name) is not None,
+                            bool)
+    hinted = [s for s, keys in enumerate(args.shapes) if "event-hint" in keys]
+    members = np.flatnonzero(~np.isin(args.shape, hinted) & on_thread)
+    if not len(members):
+        return args
+    columns = dict(args.columns)
+    names = pick(events.name, members)
+    lane_names = lane_values(lanes, events.lane[members], lambda ln: ln.name, object).tolist()
+    # NOTE: a few lanes and names: each hint made once, shared by the events that have it
+    hint_of = {pair: f"{pair[0]}: {pair[1]}" for pair in set(zip(lane_names, names))}
+    for key, values in (("event-hint", list(map(hint_of.__getitem__, zip(lane_names, names)))),
+                        ("color", [v if v is not ABSENT else "" for v in
+                                   args.column("color")[members].tolist()]
+                         if "color" in args.columns else [""] * len(members)),
+                        ("thread", thread[members].tolist())):
+        column = columns[key] = args.column(key).copy()
+        column[members] = object_array(values, len(values))
+    shape = args.shape.copy()
+    shapes = list(args.shapes)
+    for old in np.unique(args.shape[members]).tolist():
+        keys = args.shapes[old]
+        shape[members[args.shape[members] == old]] = len(shapes)
+        shapes.append(("event-hint", "color") + tuple(k for k in keys if k != "color")
+                      + (() if "thread" in keys else ("thread",)))
+    return _renumbered(args.n, shapes, shape, columns)
 
 
 def restore_counters(counters: dict[str, list[tuple[float, float]]]) -> None:
@@ -244,6 +320,25 @@ def restore_counters(counters: dict[str, list[tuple[float, float]]]) -> None:
     parts = [counters[k] for k in ("ReadyCount_AIV", "ReadyCount_AIC") if k in counters]
     if not parts or "ReadyCount_Total" in counters:
         return
+    # each part's change at each of its times (samples at one time add up, in order)
+    series = [np.array(samples, dtype=np.float64).reshape(-1, 2) for samples in parts]
+    times = np.unique(np.concatenate([ts_value[:, 0] for ts_value in series]))
+    if (np.signbit(times) & (times == 0.0)).any():
+        counters["ReadyCount_Total"] = _summed_series(parts)    # -0.0 and 0.0: one time
+        return
+    change = np.zeros(len(times))
+    for ts_value in series:
+        ts, value = ts_value[:, 0], ts_value[:, 1]
+        part = np.zeros(len(times))
+        np.add.at(part, np.searchsorted(times, ts), value - np.r_[0.0, value[:-1]])
+        change = change + part
+    moved = change != 0.0
+    counters["ReadyCount_Total"] = list(zip(times[moved].tolist(),
+                                            accumulate(change[moved].tolist())))
+
+
+def _summed_series(parts: list[list[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """`restore_counters`'s total, one sample at a time."""
     steps: dict[float, list[float]] = defaultdict(lambda: [0.0] * len(parts))
     for i, samples in enumerate(parts):
         last = 0.0
@@ -256,7 +351,7 @@ def restore_counters(counters: dict[str, list[tuple[float, float]]]) -> None:
         if change:
             total += change
             out.append((ts, total))
-    counters["ReadyCount_Total"] = out
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -335,172 +430,9 @@ def exact(x: float) -> int | float:
     return int(x) if f.is_integer() else f
 
 
-# ----------------------------------------------------------------------------------------------
-# reader
-# ----------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Lane:
-    """One thread of the trace. `kind` is aic / aiv / hub / fake / aicpu / other."""
-
-    tid: int
-    name: str
-    kind: str
-    number: int | None          # the lane number in the name (AIC_3 -> 3), if any
-
-
-@dataclass(frozen=True, slots=True)
-class TaskEvent:
-    """One X event (times in us); `index` is its position in `SwimlaneData.tasks`/`.aicpu`."""
-
-    index: int
-    id: int
-    lane: int                   # tid
-    name: str
-    start: float
-    dur: float
-    args: dict[str, Any]
-
-    @property
-    def end(self) -> float:
-        return self.start + self.dur
-
-    @property
-    def task_id(self) -> int | None:
-        return self.args.get("taskId")
-
-    @property
-    def label(self) -> str:
-        return task_label(self.name, self.args)
-
-    @property
-    def fields(self) -> tuple[int, int, int, int, int] | None:
-        """(seqNo, instance, task index, d, psgId) parsed from a PyPTO-style name."""
-        return task_fields(self.name)
-
-
-@dataclass(frozen=True, slots=True)
-class Flow:
-    """One dependency edge: `src`/`dst` index `SwimlaneData.tasks` (None if not matched)."""
-
-    id: int
-    src_lane: int
-    src_ts: float
-    dst_lane: int
-    dst_ts: float
-    src: int | None
-    dst: int | None
-
-
 class TraceFormatError(ValueError):
     """An event of a trace that no reading can make sense of (a field of the wrong type);
     the message names the event and the field."""
-
-
-@dataclass
-class SwimlaneData:
-    """A parsed swimlane: lanes by tid, task X events, AICPU X events, flows, counters."""
-
-    lanes: dict[int, Lane]
-    tasks: list[TaskEvent]
-    aicpu: list[TaskEvent]
-    flows: list[Flow]
-    counters: dict[str, list[tuple[float, float]]]
-    process: str = PROCESS_NAME
-    other: dict[str, Any] = field(default_factory=dict)     # top-level otherData
-    # events left out for an unusable time (`bad_time`): reason -> count
-    dropped: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def generator(self) -> str:
-        return str(self.other.get("generator", "pypto"))
-
-    @property
-    def clock_mhz(self) -> float:
-        return float(self.other.get("clock_mhz", PYPTO_CLOCK_MHZ))
-
-    def lanes_of(self, *kinds: str) -> list[Lane]:
-        return [ln for tid, ln in sorted(self.lanes.items()) if ln.kind in kinds]
-
-    def tasks_of(self, *kinds: str) -> list[TaskEvent]:
-        return [t for t in self.tasks if self.lanes[t.lane].kind in kinds]
-
-    def preds(self) -> dict[int, list[int]]:
-        """Task index -> indices of its predecessors, from the matched flows."""
-        out: dict[int, list[int]] = defaultdict(list)
-        for f in self.flows:
-            if f.src is not None and f.dst is not None:
-                out[f.dst].append(f.src)
-        return out
-
-
-def classify_lane(tid: int, name: str) -> Lane:
-    for kind, pattern in _LANE_KINDS:
-        m = pattern.match(name)
-        if m:
-            digits = m.group(1)
-            return Lane(tid, name, kind, int(digits) if digits.isdigit() else None)
-    return Lane(tid, name, "other", None)
-
-
-class SliceIndex:
-    """The X events of each lane sorted by start, to place flow ends on their slices. Events
-    are given as columns (lane tid, start, end); the answers are positions in them."""
-
-    def __init__(self, lanes: list[int], starts: list[float], ends: list[float]):
-        by_lane: dict[int, list[int]] = defaultdict(list)
-        for i, lane in enumerate(lanes):
-            by_lane[lane].append(i)
-        for lst in by_lane.values():
-            lst.sort(key=lambda i: (starts[i], i))
-        self.by_lane = dict(by_lane)
-        self.starts = {k: [starts[i] for i in v] for k, v in by_lane.items()}
-        self.ends = {k: [ends[i] for i in v] for k, v in by_lane.items()}
-        # the latest end among the lane's first i+1 tasks: once it is before ts - tol, no
-        # earlier task can enclose ts, so the backward scan stops there
-        self.max_end: dict[int, list[float]] = {}
-        for k, lane_ends in self.ends.items():
-            run, acc = float("-inf"), []
-            for e in lane_ends:
-                run = e if e > run else run
-                acc.append(run)
-            self.max_end[k] = acc
-
-    def source(self, lane: int, ts: float) -> int | None:
-        """The task an `s` flow end at (lane, ts) leaves from."""
-        return self._enclosing(lane, ts, 2 * FLOW_LEAD_US)
-
-    def target(self, lane: int, ts: float) -> int | None:
-        """The task an `f` flow end at (lane, ts) arrives at."""
-        return self._starting(lane, ts, 1e-9)
-
-    def _enclosing(self, lane: int, ts: float, tol: float) -> int | None:
-        """The latest-starting task on `lane` with start - tol <= ts <= end + tol (among the 64
-        latest-starting tasks that start by ts + tol; ties in distance to the end: the later
-        starting one)."""
-        starts = self.starts.get(lane)
-        if not starts:
-            return None
-        lst, ends, max_end = self.by_lane[lane], self.ends[lane], self.max_end[lane]
-        i = bisect.bisect_right(starts, ts + tol)
-        best, best_d = None, 0.0
-        for j in range(i - 1, max(0, i - 64) - 1, -1):
-            end = ends[j]
-            if starts[j] - tol <= ts <= end + tol:
-                d = abs(end - ts)
-                if best is None or d < best_d:
-                    best, best_d = j, d
-            elif max_end[j] + tol < ts:
-                break
-        return lst[best] if best is not None else None
-
-    def _starting(self, lane: int, ts: float, tol: float) -> int | None:
-        """The task on `lane` that starts at `ts` (nearest within tol), else one enclosing ts."""
-        starts = self.starts.get(lane, [])
-        i = bisect.bisect_left(starts, ts - tol)
-        if i < len(starts) and abs(starts[i] - ts) <= tol:
-            return self.by_lane[lane][i]
-        return self._enclosing(lane, ts, tol)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -520,13 +452,15 @@ class SwimlaneSummary:
 
 
 def summarize(data: SwimlaneData) -> SwimlaneSummary:
-    cores = data.tasks_of("aic", "aiv")
+    tasks = data.task_columns
+    cores = data.on(tasks.lane, "aic", "aiv")
     n_core = len(data.lanes_of("aic", "aiv"))
-    e2e = max(t.end for t in cores) - min(t.start for t in cores) if cores else 0.0
-    busy = sum(t.dur for t in cores)
+    e2e = max(tasks.end[cores].tolist()) - min(tasks.start[cores].tolist()) \
+        if cores.any() else 0.0
+    busy = sum(tasks.dur[cores].tolist())
     util = 100.0 * busy / (n_core * e2e) if n_core and e2e > 0 else 0.0
-    return SwimlaneSummary(len(data.lanes_of("aic", "aiv", "hub")), len(data.tasks),
-                           len(data.tasks_of("fake")), e2e, util, n_core)
+    return SwimlaneSummary(len(data.lanes_of("aic", "aiv", "hub")), len(tasks),
+                           int(data.on(tasks.lane, "fake").sum()), e2e, util, n_core)
 
 
 def format_summary(s: SwimlaneSummary, output: str | os.PathLike | None = None) -> str:

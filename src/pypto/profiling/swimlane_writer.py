@@ -28,7 +28,8 @@ from pypto.profiling.run_columns import (COMPACT, AicpuEvent, RunColumns, json_n
                                          run_columns)
 from pypto.profiling.swimlane import (COUNTER_TID, DERIVED_ARGS, FLOW_NAME, ITEM_TABLE_ARGS,
                                       PROCESS_NAME, SHARED_ARGS, TABLE_ARGS, aicpu_thread,
-                                      classify_lane, derived_arg, function_keys, task_fields)
+                                      classify_lane, derived_column, function_keys,
+                                      task_fields)
 
 _FLOW = json_str(FLOW_NAME)
 _SEP = ",\n"                                            # between events
@@ -127,9 +128,8 @@ def _task_block(cols: RunColumns, shared: dict[str, Any]) -> str:
 def _file_args(cols: RunColumns, shared: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Templates and fields of the task args as the file holds them: a `DERIVED_ARGS` key only
     on the tasks whose name, seqNo, lane and function tables do not give its value (the
-    reader's `derived_arg`), a `TABLE_ARGS` key as an index into its table of distinct
+    reader's `derived_column`), a `TABLE_ARGS` key as an index into its table of distinct
     values; the tables go into `shared` (as JSON texts). The first key must be written."""
-    n = len(cols.runs)
     fields = list(map(task_fields, cols.name))
     lane_core = {tid: name.split("_")[0] for tid, name in cols.lanes
                  if classify_lane(tid, name).kind in ("aic", "aiv")}
@@ -145,7 +145,7 @@ def _file_args(cols: RunColumns, shared: dict[str, Any]) -> tuple[list[str], lis
     for key, col in cols.args.items():
         head = json_str(key) + ":"
         if key in DERIVED_ARGS:
-            given = [derived_arg(key, fields[i], seq_no[i], cores[i], tables) for i in range(n)]
+            given = derived_column(key, fields, seq_no, cores, tables)
             keep = [g != v or type(g) is not type(v) for g, v in zip(given, col.page)]
             columns.append([f",{head}{t}" if k else "" for k, t in zip(keep, col.json)])
             texts.append("")

@@ -18,10 +18,16 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate, compress
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Callable
 
-from pypto.profiling.swimlane import SwimlaneData, TaskEvent
-from pypto.toolkit.identity import instance_of, leaf_of, window_of
+import numpy as np
+
+from pypto.profiling.swimlane import SwimlaneData
+from pypto.profiling.trace_columns import ABSENT, grouped
+from pypto.toolkit.identity import instances, leaves, windows
 
 if TYPE_CHECKING:
     from pypto.toolkit.analyze import Analysis
@@ -35,6 +41,7 @@ L1_FACTORS = (8, 4, 2)          # guide §4.4: typical cube_l1_reuse_setting val
 _SHOWN_TASKS = 20               # task names kept per advice
 _HASHORDER = re.compile(r"func(\d+)_(\d+)$")
 _BUILD = re.compile(r"build window (\d+)$")
+_STARTS_BUILD = methodcaller("startswith", "build window")
 
 
 @dataclass(frozen=True)
@@ -58,27 +65,49 @@ class Advice:
 
 
 class _Ctx:
-    """What several rules need, computed once."""
+    """What several rules need, computed once: the tasks as columns (lists for the values a
+    rule reads one at a time), the core tasks by leaf as index arrays."""
 
     def __init__(self, data: SwimlaneData, analysis: Analysis):
         self.data, self.a = data, analysis
         self.span = analysis.span
-        self.kind = {tid: ln.kind for tid, ln in data.lanes.items()}
+        self.tasks = tasks = data.task_columns
+        self.start, self.end, self.dur = (x.tolist() for x in (tasks.start, tasks.end, tasks.dur))
+        self.kinds = data.kind_of(tasks.lane)
         self.n_aic = len(data.lanes_of("aic"))
         self.n_aiv = len(data.lanes_of("aiv"))
-        self.cores = [t for t in data.tasks if self.kind[t.lane] in ("aic", "aiv")]
-        self.leaf: dict[str, list[TaskEvent]] = defaultdict(list)
-        for t in self.cores:
-            self.leaf[leaf_of(t)[0]].append(t)
+        self.cores = np.flatnonzero(data.on(tasks.lane, "aic", "aiv"))
+        keys = leaves(tasks)[0]
+        self.leaf = {k: self.cores[at] for k, at in grouped([keys[i] for i in self.cores.tolist()])}
         self.leaf_name = {lf.key: lf.name for lf in analysis.leaves}
 
-    def leaves_of(self, kind: str) -> list[tuple[str, list[TaskEvent]]]:
-        return sorted((k, ts) for k, ts in self.leaf.items() if self.kind[ts[0].lane] == kind)
+    def leaves_of(self, kind: str) -> list[tuple[str, np.ndarray]]:
+        return sorted(((k, ts) for k, ts in self.leaf.items() if self.kinds[ts[0]] == kind),
+                      key=lambda kt: kt[0])
 
+    def of_kind(self, kind: str) -> np.ndarray:
+        return self.cores[self.kinds[self.cores] == kind]
 
-def _names(tasks: list[TaskEvent]) -> tuple[tuple[str, ...], int]:
-    ordered = sorted(tasks, key=lambda t: (t.start, t.index))
-    return tuple(t.name for t in ordered[:_SHOWN_TASKS]), len(tasks)
+    def names(self, tasks: np.ndarray) -> tuple[tuple[str, ...], int]:
+        """The names of (up to _SHOWN_TASKS of) `tasks`, earliest first, and their count."""
+        first = tasks[np.lexsort((tasks, self.tasks.start[tasks]))[:_SHOWN_TASKS]]
+        return tuple(self.tasks.name[i] for i in first.tolist()), len(tasks)
+
+    def time_range(self, tasks: np.ndarray) -> tuple[float, float]:
+        return min(self.tasks.start[tasks].tolist()), max(self.tasks.end[tasks].tolist())
+
+    def total_dur(self, tasks: np.ndarray) -> float:
+        """The tasks' durations added in their order."""
+        return sum(self.tasks.dur[tasks].tolist())
+
+    def mean_dur(self, tasks: np.ndarray) -> float:
+        return self.total_dur(tasks) / len(tasks)
+
+    @cached_property
+    def builds(self) -> list[int]:
+        """The control AICPU's "build window" events (positions in the AICPU columns)."""
+        names = self.data.aicpu_columns.name
+        return list(compress(range(len(names)), map(_STARTS_BUILD, names)))
 
 
 def _pct(x: float, whole: float) -> float:
@@ -93,30 +122,35 @@ def stitch(c: _Ctx) -> Advice:
     """Wide gaps between stitch windows: each window boundary is a barrier the control AICPU
     pays for; more root instances per window means fewer boundaries."""
     knob = "stitch_function_max_num"
-    groups: dict[Any, list[TaskEvent]] = defaultdict(list)
-    for t in c.cores:
-        groups[window_of(t)].append(t)
+    window, instance = windows(c.tasks), instances(c.tasks)
+    start, end = c.tasks.start, c.tasks.end
     # window -> [first task, last task, root instances]
-    wins = {w: [min(ts, key=lambda x: (x.start, x.index)), max(ts, key=lambda x: (x.end, -x.index)),
-                {instance_of(t) for t in ts}] for w, ts in groups.items()}
+    wins = {}
+    for w, at in grouped([window[i] for i in c.cores.tolist()]):
+        ts = c.cores[at]
+        wins[w] = [int(ts[start[ts] == start[ts].min()][0]), int(ts[end[ts] == end[ts].max()][0]),
+                   {instance[i] for i in ts.tolist()}]
     if len(wins) < 2:
         return Advice("stitch", knob, "ok", f"{len(wins)} stitch window: no window boundaries")
-    order = sorted(wins.values(), key=lambda w: w[0].start)
-    gaps = [(a[1], b[0]) for a, b in zip(order, order[1:]) if b[0].start > a[1].end]
-    total = sum(b.start - a.end for a, b in gaps)
+    s, e = c.start, c.end
+    order = sorted(wins.values(), key=lambda w: s[w[0]])
+    gaps = [(a[1], b[0]) for a, b in zip(order, order[1:]) if s[b[0]] > e[a[1]]]
+    total = sum(s[b] - e[a] for a, b in gaps)
     if total < max(MIN_GAP_US, SIGNIFICANT * c.span):
         return Advice("stitch", knob, "ok",
                       f"{len(wins)} stitch windows, {total:.2f} us of gaps between them "
                       f"({_pct(total, c.span):.0f}% of the span)")
     per_window = max(len(w[2]) for w in order)
-    instances = sum(len(w[2]) for w in order)
-    widest = sorted(gaps, key=lambda g: -(g[1].start - g[0].end))[:3]
-    evidence = [f"{len(wins)} windows of up to {per_window} root instance(s), {instances} in all"]
-    evidence += [f"gap {a.end:.3f} -> {b.start:.3f} us ({b.start - a.end:.3f} us) between "
-                 f"window {window_of(a)} ({a.name}) and window {window_of(b)} ({b.name})"
+    instances_all = sum(len(w[2]) for w in order)
+    widest = sorted(gaps, key=lambda g: -(s[g[1]] - e[g[0]]))[:3]
+    name = c.tasks.name
+    evidence = [f"{len(wins)} windows of up to {per_window} root instance(s), "
+                f"{instances_all} in all"]
+    evidence += [f"gap {e[a]:.3f} -> {s[b]:.3f} us ({s[b] - e[a]:.3f} us) between "
+                 f"window {window[a]} ({name[a]}) and window {window[b]} ({name[b]})"
                  for a, b in widest]
-    names = tuple(t.name for g in widest for t in g)
-    time_range = (gaps[0][0].end, gaps[-1][1].start)
+    names = tuple(name[t] for g in widest for t in g)
+    time_range = (e[gaps[0][0]], s[gaps[-1][1]])
     building = _build_overlap(c, gaps)
     if building >= 0.5 * total:
         # the control AICPU was still building the next window: bigger windows take longer
@@ -130,8 +164,8 @@ def stitch(c: _Ctx) -> Advice:
                       f"the AICPU fewer, bigger root instances (bigger view per iteration, "
                       f"Python for over static axes, unroll_list)",
                       tuple(evidence), names, len(names), time_range, None)
-    suggest = min(1024, instances)
-    windows_after = math.ceil(instances / suggest)
+    suggest = min(1024, instances_all)
+    windows_after = math.ceil(instances_all / suggest)
     gain = (total - building) * (1 - (windows_after - 1) / (len(wins) - 1))
     return Advice("stitch", knob, "advise",
                   f"{len(wins)} stitch windows leave {total:.2f} us "
@@ -140,57 +174,51 @@ def stitch(c: _Ctx) -> Advice:
                   tuple(evidence), names, len(names), time_range, gain)
 
 
-def _build_overlap(c: _Ctx, gaps: list[tuple[TaskEvent, TaskEvent]]) -> float:
+def _build_overlap(c: _Ctx, gaps: list[tuple[int, int]]) -> float:
     """How much of the gaps between windows the control AICPU was still building the window
     that follows the gap (our traces' `AICPU_CTRL` lane: "build window <n>"; 0 without it)."""
+    cpu = c.data.aicpu_columns
     builds = {}
-    for e in c.data.aicpu:
-        m = _BUILD.match(e.name)
+    for i in c.builds:
+        m = _BUILD.match(cpu.name[i])
         if m:
-            builds[int(m.group(1))] = (e.start, e.end)
+            builds[int(m.group(1))] = (float(cpu.start[i]), float(cpu.end[i]))
+    window = c.tasks.args.values("window")
     total = 0.0
     for a, b in gaps:
-        start, end = builds.get(_window_number(b), (0.0, 0.0))
-        total += max(0.0, min(end, b.start) - max(start, a.end))
+        w = window[b]
+        start, end = builds.get(w if isinstance(w, int) else None, (0.0, 0.0))
+        total += max(0.0, min(end, c.start[b]) - max(start, c.end[a]))
     return total
-
-
-def _window_number(t: TaskEvent) -> int | None:
-    w = t.args.get("window")
-    return w if isinstance(w, int) else None
 
 
 class _BusyCurve:
     """Integral of the number of busy lanes over time, to ask "how many cores were busy, on
     average, during [a, b]" in O(log n)."""
 
-    def __init__(self, tasks: list[TaskEvent]):
-        delta: dict[float, int] = defaultdict(int)
-        for t in tasks:
-            delta[t.start] += 1
-            delta[t.end] -= 1
-        self.times = sorted(delta)
-        self.level, self.area = [], []
-        level, area, prev = 0, 0.0, None
-        for x in self.times:
-            area += level * (x - prev) if prev is not None else 0.0
-            level += delta[x]
-            self.level.append(level)
-            self.area.append(area)
-            prev = x
+    def __init__(self, starts: np.ndarray, ends: np.ndarray):
+        times, at = np.unique(np.concatenate([starts, ends]), return_inverse=True)
+        delta = np.zeros(len(times), dtype=np.int64)
+        np.add.at(delta, at.reshape(-1)[:len(starts)], 1)
+        np.add.at(delta, at.reshape(-1)[len(starts):], -1)
+        level = np.cumsum(delta)
+        self.times, self.level = times.tolist(), level.tolist()
+        # area up to each time: one product per step, added in time order
+        steps = level[:-1] * np.diff(times)
+        self.area = list(accumulate([0.0, *steps.tolist()])) if len(times) else []
 
     def integral(self, x: float) -> float:
         i = bisect.bisect_right(self.times, x) - 1
         return 0.0 if i < 0 else self.area[i] + self.level[i] * (x - self.times[i])
 
 
-def _union(tasks: list[TaskEvent]) -> list[tuple[float, float]]:
+def _union(c: _Ctx, tasks: np.ndarray) -> list[tuple[float, float]]:
     out: list[list[float]] = []
-    for t in sorted(tasks, key=lambda t: t.start):
-        if out and t.start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], t.end)
+    for t in sorted(tasks.tolist(), key=c.start.__getitem__):
+        if out and c.start[t] <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], c.end[t])
         else:
-            out.append([t.start, t.end])
+            out.append([c.start[t], c.end[t]])
     return [(a, b) for a, b in out]
 
 
@@ -204,19 +232,20 @@ def tile_shape(c: _Ctx) -> Advice:
     """A phase where fewer than half the vector cores work because one op has too few, long
     tasks: a smaller TileShape on that op gives more tasks to spread."""
     knob = "set_vec_tile_shapes"
-    vec = [t for t in c.cores if c.kind[t.lane] == "aiv"]
-    if not vec:
+    vec = c.of_kind("aiv")
+    if not len(vec):
         return Advice("tile_shape", knob, "ok", "no vector tasks")
-    curve, half = _BusyCurve(vec), c.n_aiv / 2
+    curve, half = None, c.n_aiv / 2
     found = []
     for key, tasks in c.leaves_of("aiv"):
-        mean = sum(t.dur for t in tasks) / len(tasks)
+        mean = c.mean_dur(tasks)
         if len(tasks) >= half or mean < SPLIT_MIN_US:
             continue        # enough pieces already, or too short to split usefully
-        phase = _union(tasks)
+        phase = _union(c, tasks)
         length = sum(b - a for a, b in phase)
         if length < max(SPLIT_MIN_US, SIGNIFICANT * c.span):
             continue
+        curve = curve or _BusyCurve(c.tasks.start[vec], c.tasks.end[vec])
         busy = sum(curve.integral(b) - curve.integral(a) for a, b in phase) / length
         if busy < half:
             found.append((length * (1 - busy / half), key, tasks, phase, busy, mean))
@@ -224,8 +253,8 @@ def tile_shape(c: _Ctx) -> Advice:
         return Advice("tile_shape", knob, "ok",
                       "no phase with fewer than half the vector cores busy on a few long tasks")
     gain, key, tasks, phase, busy, mean = max(found, key=lambda f: (f[0], f[1]))
-    names, n = _names(tasks)
-    whole = _untiled_op(tasks[0].name)
+    names, n = c.names(tasks)
+    whole = _untiled_op(c.tasks.name[tasks[0]])
     if whole:
         return Advice("tile_shape", "pypto.loop", "advise",
                       f"only {busy:.1f} of {c.n_aiv} vector cores busy while leaf "
@@ -246,26 +275,27 @@ def tile_shape(c: _Ctx) -> Advice:
                   (phase[0][0], phase[-1][1]), gain)
 
 
-def _lane_gaps(c: _Ctx) -> dict[int, float]:
+def _lane_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
     """Idle time on its lane right before each core task while the task was ready (none for a
-    lane's first task): the per-task overhead merging saves. Time spent waiting for a
-    predecessor (from the trace's flows) is not counted: merging cannot save it."""
-    by_lane: dict[int, list[TaskEvent]] = defaultdict(list)
-    for t in c.cores:
-        by_lane[t.lane].append(t)
-    preds, tasks_all = c.data.preds(), c.data.tasks
-    gaps = {}
-    for tasks in by_lane.values():
-        tasks.sort(key=lambda t: (t.start, t.index))
-        for a, b in zip(tasks, tasks[1:]):
-            ready = max([a.end] + [tasks_all[p].end for p in preds.get(b.index, ())])
-            gaps[b.index] = max(0.0, b.start - ready)
-    return gaps
+    lane's first task), and which tasks have one: the per-task overhead merging saves. Time
+    spent waiting for a predecessor (from the trace's flows) is not counted: merging cannot
+    save it."""
+    tasks = c.tasks
+    before = c.data.previous_on_lane()
+    src, dst = c.data.flow_columns.matched()
+    latest = np.full(len(tasks), -np.inf)
+    np.maximum.at(latest, dst, tasks.end[src])
+    has = np.zeros(len(tasks), dtype=bool)
+    has[c.cores] = before[c.cores] >= 0
+    # ready: the previous task's end, or a later predecessor end (a tie: the previous task's)
+    ready = np.maximum(latest, tasks.end[np.maximum(before, 0)])
+    return np.maximum(tasks.start - ready, 0.0), has
 
 
-def _hashorder(tasks: list[TaskEvent], kind: str) -> int | None:
+def _hashorder(c: _Ctx, tasks: np.ndarray, kind: str) -> int | None:
     """The merge group's hashorder our traces record (`merge` arg, "func<magic>_<order>")."""
-    m = _HASHORDER.search(str(tasks[0].args.get("merge", {}).get(kind, "")))
+    merge = c.tasks.args.column("merge")[tasks[0]]
+    m = _HASHORDER.search(str(({} if merge is ABSENT else merge).get(kind, "")))
     return int(m.group(2)) if m else None
 
 
@@ -276,7 +306,7 @@ def vec_nbuffer(c: _Ctx) -> Advice:
     gaps = None
     found = []
     for key, tasks in c.leaves_of("aiv"):
-        mean = sum(t.dur for t in tasks) / len(tasks)
+        mean = c.mean_dur(tasks)
         if len(tasks) < 2 * c.n_aiv or mean >= SMALL_TASK_US:
             continue
         # auto factor (guide §4.3): the largest n <= ceil(S/C) still leaving >= C tasks
@@ -284,9 +314,9 @@ def vec_nbuffer(c: _Ctx) -> Advice:
         while n > 1 and math.ceil(len(tasks) / n) < c.n_aiv:
             n -= 1
         gaps = gaps if gaps is not None else _lane_gaps(c)
-        gap = [gaps[t.index] for t in tasks if t.index in gaps]
+        gap = gaps[0][tasks[gaps[1][tasks]]].tolist()
         mean_gap = sum(gap) / len(gap) if gap else 0.0
-        per_lane = len(tasks) / len({t.lane for t in tasks})
+        per_lane = len(tasks) / len(set(c.tasks.lane[tasks].tolist()))
         found.append((per_lane * (1 - 1 / n) * mean_gap, key, tasks, n, mean, mean_gap))
     if not found:
         return Advice("vec_nbuffer", knob, "ok",
@@ -297,11 +327,12 @@ def vec_nbuffer(c: _Ctx) -> Advice:
                       f"{len(tasks)} small vector tasks (leaf {c.leaf_name.get(key, key)}) are "
                       f"not overhead-bound: their cores idle {mean_gap:.3f} us on average "
                       f"while they are ready, so merging would save little")
-    order = _hashorder(tasks, "vec_nbuffer")
+    order = _hashorder(c, tasks, "vec_nbuffer")
     setting = f"{{-2: 1, {order if order is not None else -1}: {n}}}"
-    names, count = _names(tasks)
+    names, count = c.names(tasks)
+    lanes = len(set(c.tasks.lane[tasks].tolist()))
     evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} tasks of {mean:.2f} us on "
-                f"average over {len({t.lane for t in tasks})} vector cores, "
+                f"average over {lanes} vector cores, "
                 f"{mean_gap:.3f} us idle on the core before each",
                 f"merging {n} per task leaves {math.ceil(len(tasks) / n)} tasks, still one full "
                 f"wave on {c.n_aiv} cores; {{-2: 0}} lets the compiler pick n the same way"]
@@ -313,9 +344,7 @@ def vec_nbuffer(c: _Ctx) -> Advice:
     return Advice("vec_nbuffer", knob, "advise",
                   f"{len(tasks)} isomorphic vector tasks of {mean:.2f} us (leaf "
                   f"{c.leaf_name.get(key, key)}) are overhead-bound: set {knob}={setting}",
-                  tuple(evidence), names, count, (min(t.start for t in tasks),
-                                                  max(t.end for t in tasks)),
-                  gain)
+                  tuple(evidence), names, count, c.time_range(tasks), gain)
 
 
 def l1_reuse(c: _Ctx) -> Advice:
@@ -325,7 +354,8 @@ def l1_reuse(c: _Ctx) -> Advice:
     cube = c.leaves_of("aic")
     if not cube:
         return Advice("l1_reuse", knob, "ok", "no cube tasks")
-    if not any("gm_reads" in t.args for _, ts in cube for t in ts):
+    reads = c.tasks.args.column("gm_reads")
+    if all(r is ABSENT for _, ts in cube for r in reads[ts].tolist()):
         return Advice("l1_reuse", knob, "no-info",
                       "not enough information: the trace has no GM read regions (PyPTO's "
                       "operand hints name tensors, not the blocks each task loads)")
@@ -333,9 +363,9 @@ def l1_reuse(c: _Ctx) -> Advice:
     for key, tasks in cube:
         blocks: Counter = Counter()
         size: dict[tuple, float] = {}
-        for t in tasks:
+        for r_list in reads[tasks].tolist():
             for sid, off, ext, nbytes in {(r[0], tuple(r[1]), tuple(r[2]), r[3])
-                                          for r in t.args.get("gm_reads", ())}:
+                                          for r in (() if r_list is ABSENT else r_list)}:
                 blocks[(sid, off, ext)] += 1
                 size[(sid, off, ext)] = nbytes
         total = sum(n * size[b] for b, n in blocks.items())
@@ -347,15 +377,15 @@ def l1_reuse(c: _Ctx) -> Advice:
         saved = sum((n - math.ceil(n / factor)) * size[b] for b, n in blocks.items())
         if saved < SIGNIFICANT * total:
             continue
-        per_lane = sum(t.dur for t in tasks) / len({t.lane for t in tasks})
+        per_lane = c.total_dur(tasks) / len(set(c.tasks.lane[tasks].tolist()))
         found.append((saved, key, tasks, factor, total, repeats, per_lane * saved / total))
     if not found:
         return Advice("l1_reuse", knob, "ok",
                       "no GM block loaded again by cube tasks that could merge without idling "
                       "half the cube cores")
     saved, key, tasks, factor, total, repeats, gain = max(found, key=lambda f: (f[0], f[1]))
-    order = _hashorder(tasks, "cube_l1_reuse")
-    names, count = _names(tasks)
+    order = _hashorder(c, tasks, "cube_l1_reuse")
+    names, count = c.names(tasks)
     evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} cube tasks load "
                 f"{total / 2**20:.2f} MiB from GM; blocks are loaded by up to {repeats} tasks",
                 f"merging {factor} per task saves about {saved / 2**20:.2f} MiB "
@@ -366,79 +396,96 @@ def l1_reuse(c: _Ctx) -> Advice:
                   f"cube tasks of leaf {c.leaf_name.get(key, key)} load the same GM blocks "
                   f"into L1 up to {repeats} times: set {knob}="
                   f"{{{order if order is not None else -1}: {factor}}}",
-                  tuple(evidence), names, count,
-                  (min(t.start for t in tasks), max(t.end for t in tasks)), gain)
+                  tuple(evidence), names, count, c.time_range(tasks), gain)
+
+
+def _combines(c: _Ctx, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, list[int]]]:
+    """(combine task, its partials) for each vector task with two or more vector predecessors
+    of one leaf whose only successor it is. NOTE: a task with fewer than two predecessors
+    feeding only it cannot be one; the rest are grouped as the one-by-one rule groups them."""
+    n = len(c.tasks)
+    vec = np.zeros(n, dtype=bool)
+    vec[c.of_kind("aiv")] = True
+    edges = np.unique(src * n + dst)
+    successors = np.bincount(edges // n, minlength=n)
+    e_src, e_dst = edges // n, edges % n
+    only = vec[e_src] & vec[e_dst] & (successors[e_src] == 1)
+    candidates = np.flatnonzero(np.bincount(e_dst[only], minlength=n) >= 2)
+    if not len(candidates):
+        return []
+    mine = np.isin(dst, candidates)
+    preds: dict[int, set[int]] = defaultdict(set)
+    for s, d in zip(src[mine].tolist(), dst[mine].tolist()):
+        preds[d].add(s)
+    keys = leaves(c.tasks)[0]
+    combines = []
+    for d in sorted(preds):
+        by_leaf: dict[str, list[int]] = defaultdict(list)
+        for p in preds[d]:
+            if vec[p] and successors[p] == 1:
+                by_leaf[keys[p]].append(p)
+        parts = max(by_leaf.values(), key=len, default=[])
+        if len(parts) >= 2:
+            combines.append((d, parts))
+    return combines
 
 
 def reduce_split(c: _Ctx) -> Advice:
     """Vector tasks that each combine k isomorphic partial tasks feeding only them: the
     partials of a split reduce axis travelling through GM to a combine task."""
     knob = "set_vec_tile_shapes"
-    pairs = [(f.src, f.dst) for f in c.data.flows if f.src is not None and f.dst is not None]
-    if not pairs and c.data.generator.startswith("openpto"):
+    src, dst = c.data.flow_columns.matched()
+    if not len(src) and c.data.generator.startswith("openpto"):
         return Advice("reduce_split", knob, "ok", "no dependencies between tasks")
-    if not pairs:       # PyPTO's files always carry flows; without them fan-in is invisible
+    if not len(src):    # PyPTO's files always carry flows; without them fan-in is invisible
         return Advice("reduce_split", knob, "no-info", "not enough information: the trace has "
                       "no dependency flows, so fan-in between tasks is not visible")
-    succs: dict[int, set[int]] = defaultdict(set)
-    preds: dict[int, set[int]] = defaultdict(set)
-    for s, d in pairs:
-        succs[s].add(d)
-        preds[d].add(s)
-    tasks, vec = c.data.tasks, {t.index for t in c.cores if c.kind[t.lane] == "aiv"}
-    combines = []
-    for d in sorted(preds):
-        if d not in vec:
-            continue
-        by_leaf: dict[str, list[int]] = defaultdict(list)
-        for p in preds[d]:
-            if p in vec and succs[p] == {d}:
-                by_leaf[leaf_of(tasks[p])[0]].append(p)
-        parts = max(by_leaf.values(), key=len, default=[])
-        if len(parts) >= 2:
-            combines.append((d, parts))
+    combines = _combines(c, src, dst)
     if not combines:
         return Advice("reduce_split", knob, "ok",
                       "no vector task combines partials produced only for it")
-    latency = [tasks[d].start - max(tasks[p].end for p in ps) for d, ps in combines]
-    on_path = {s.task for s in c.a.critical_path.steps}
-    gain = sum(tasks[d].dur + lat for (d, _), lat in zip(combines, latency) if d in on_path)
+    s, e = c.start, c.end
+    latency = [s[d] - max(e[p] for p in ps) for d, ps in combines]
+    on_path = {step.task for step in c.a.critical_path.steps}
+    gain = sum(c.dur[d] + lat for (d, _), lat in zip(combines, latency) if d in on_path)
     d0, p0 = combines[0]
-    consumer = [tasks[d] for d, _ in combines]
-    names, count = _names(consumer)
-    evidence = [f"{len(combines)} combine task(s) (leaf {leaf_of(tasks[d0])[1]}) each wait for "
-                f"{len(p0)} partial task(s) (leaf {leaf_of(tasks[p0[0]])[1]}) made only for it",
+    consumer = np.array([d for d, _ in combines], dtype=np.int64)
+    names, count = c.names(consumer)
+    _, leaf_names = leaves(c.tasks)
+    evidence = [f"{len(combines)} combine task(s) (leaf {leaf_names[d0]}) each wait for "
+                f"{len(p0)} partial task(s) (leaf {leaf_names[p0[0]]}) made only for it",
                 f"partial -> combine latency {sum(latency) / len(latency):.3f} us on average; "
-                f"combine tasks take {sum(t.dur for t in consumer):.3f} us in all",
+                f"combine tasks take {sum(c.dur[d] for d, _ in combines):.3f} us in all",
                 "if these partials come from splitting a reduce axis across tiles, make the "
                 "tile cover the whole reduce axis so the reduction stays in one subgraph"]
     return Advice("reduce_split", knob, "advise",
                   f"{len(combines)} vector task(s) combine partials from {len(p0)} isomorphic "
                   f"tasks through GM: don't split the reduce axis (keep it whole in the "
-                  f"TileShape)", tuple(evidence), names, count,
-                  (min(t.start for t in consumer), max(t.end for t in consumer)), gain)
+                  f"TileShape)", tuple(evidence), names, count, c.time_range(consumer), gain)
 
 
 def root_instances(c: _Ctx) -> Advice:
     """Many root instances (loop iterations) with little work each: every instance costs the
     control AICPU a build and the scheduler its tasks' dispatch."""
     knob = "unroll_list"
-    inst: dict[Any, list[TaskEvent]] = defaultdict(list)
-    for t in c.cores:
-        inst[instance_of(t)].append(t)
+    instance = instances(c.tasks)
+    inst = [c.cores[at] for _, at in grouped([instance[i] for i in c.cores.tolist()])]
     if len(inst) < MIN_INSTANCES:
         return Advice("root_instances", knob, "ok", f"{len(inst)} root instance(s)")
-    busy = sorted(sum(t.dur for t in ts) for ts in inst.values())
+    # each instance's work, its tasks' durations added in order (a list sliced per instance)
+    durs = c.tasks.dur[np.concatenate(inst)].tolist()
+    ends = np.cumsum([len(ts) for ts in inst]).tolist()
+    busy = sorted(sum(durs[a:b]) for a, b in zip([0, *ends], ends))
     tiny = sum(b < SMALL_TASK_US for b in busy)
     median = busy[len(busy) // 2]
     if tiny < 0.75 * len(inst):
         return Advice("root_instances", knob, "ok",
                       f"{len(inst)} root instances of {median:.2f} us of work (median)")
-    builds = [e for e in c.data.aicpu if e.name.startswith("build window")]
-    build = sum(e.dur for e in builds)
+    builds = c.builds
+    build = sum(c.data.aicpu_columns.dur[builds].tolist())
     evidence = [f"{len(inst)} root instances, {tiny} with under {SMALL_TASK_US:g} us of task "
                 f"work (median {median:.2f} us, "
-                f"{sum(map(len, inst.values())) / len(inst):.1f} tasks each)"]
+                f"{sum(map(len, inst)) / len(inst):.1f} tasks each)"]
     gain = None
     if builds:
         each = build / len(inst)
@@ -447,13 +494,13 @@ def root_instances(c: _Ctx) -> Advice:
                         f"each); 4 bodies per instance would save about {gain:.2f} us of it")
     else:
         evidence.append("per-instance AICPU cost is not in the trace (no AICPU lanes)")
-    tasks = [t for ts in inst.values() for t in ts]
-    names, count = _names(tasks)
+    tasks = np.concatenate(inst)
+    names, count = c.names(tasks)
     return Advice("root_instances", knob, "advise",
                   f"{len(inst)} tiny root instances: loop over a static axis with a Python "
                   f"for (one instance), take a bigger view per iteration, merge loops, or "
                   f"pypto.loop(..., unroll_list=[4])", tuple(evidence), names, count,
-                  (min(t.start for t in tasks), max(t.end for t in tasks)), gain)
+                  c.time_range(tasks), gain)
 
 
 RULES: tuple[Callable[[_Ctx], Advice], ...] = (

@@ -20,14 +20,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
+from itertools import compress
 from typing import Any
 
+import numpy as np
+
 from pypto.profiling.reports import bubbles_from_swimlane
-from pypto.profiling.swimlane import SwimlaneData, TaskEvent, summarize
+from pypto.profiling.swimlane import SwimlaneData, summarize
+from pypto.profiling.trace_columns import grouped
 from pypto.toolkit import advisor, trace
-from pypto.toolkit.identity import instance_of, leaf_of, window_of
+from pypto.toolkit.identity import instances, leaves, windows
 
 SCHEMA = "openpto.analyze/1"
 CORE_KINDS = ("aic", "aiv")
@@ -122,26 +126,26 @@ class Analysis:
 # ----------------------------------------------------------------------------------------------
 
 def analyze(data: SwimlaneData, source: str = "") -> Analysis:
-    """Everything `pypto-toolkit analyze` reports about `data`."""
-    cores = [t for t in data.tasks if data.lanes[t.lane].kind in CORE_KINDS]
-    start = min((t.start for t in cores), default=0.0)
-    end = max((t.end for t in cores), default=0.0)
+    """Everything `pypto-toolkit analyze` reports about `data` (read from its columns)."""
+    tasks, cpu = data.task_columns, data.aicpu_columns
+    cores = data.on(tasks.lane, *CORE_KINDS)
+    start = min(tasks.start[cores].tolist(), default=0.0)
+    end = max(tasks.end[cores].tolist(), default=0.0)
     span = end - start
-    kinds = Counter(data.lanes[t.lane].kind for t in data.tasks)
+    kinds = Counter(data.kind_of(tasks.lane).tolist())
     util = {"all": summarize(data).utilization_pct}
     for kind in CORE_KINDS:
         n = len(data.lanes_of(kind))
-        busy = sum(t.dur for t in cores if data.lanes[t.lane].kind == kind)
+        busy = sum(tasks.dur[data.on(tasks.lane, kind)].tolist())
         util[kind] = 100.0 * busy / (n * span) if n and span > 0 else 0.0
-    everything = data.tasks + data.aicpu
-    launch = min(0.0, min((t.start for t in everything), default=0.0))
-    last_event = max((t.end for t in everything), default=0.0)
+    launch = min(0.0, min([*tasks.start.tolist(), *cpu.start.tolist()], default=0.0))
+    last_event = max([*tasks.end.tolist(), *cpu.end.tolist()], default=0.0)
     partial = Analysis(
         source, data.generator, start, end, launch, last_event,
-        {**dict(sorted(kinds.items())), "total": len(data.tasks)},
-        sum(f.src is not None and f.dst is not None for f in data.flows),
-        len({window_of(t) for t in cores}), len({instance_of(t) for t in cores}), util,
-        lane_stats(data, span), leaf_stats(data), critical_path(data, span), ())
+        {**dict(sorted(kinds.items())), "total": len(tasks)},
+        len(data.flow_columns.matched()[0]),
+        len(set(compress(windows(tasks), cores))), len(set(compress(instances(tasks), cores))),
+        util, lane_stats(data, span), leaf_stats(data), critical_path(data, span), ())
     return replace(partial, advice=tuple(advisor.advise(data, partial)))
 
 
@@ -150,64 +154,60 @@ def lane_stats(data: SwimlaneData, span: float) -> tuple[LaneStats, ...]:
     kind = {ln.name: ln.kind for ln in data.lanes.values()}
     return tuple(LaneStats(b.lane, kind[b.lane], b.task_count, b.busy, max(0.0, span - b.busy),
                            b.wait_schedule, b.wait_predecessor)
-                 for b in bubbles_from_swimlane(data) if kind[b.lane] in CORE_KINDS + ("hub",))
+                 for b in bubbles_from_swimlane(data, waits=False)
+                 if kind[b.lane] in CORE_KINDS + ("hub",))
 
 
 def leaf_stats(data: SwimlaneData) -> tuple[LeafStats, ...]:
     """Per-leaf counts and durations, the heaviest leaf first."""
-    groups: dict[str, list[TaskEvent]] = defaultdict(list)
-    names: dict[str, str] = {}
-    for t in data.tasks:
-        key, name = leaf_of(t)
-        groups[key].append(t)
-        names.setdefault(key, name)
-    busy = sum(t.dur for t in data.tasks)
+    tasks = data.task_columns
+    keys, names = leaves(tasks)
+    kinds = data.kind_of(tasks.lane)
+    busy = sum(tasks.dur.tolist())
     out = []
-    for key, tasks in groups.items():
-        durs = [t.dur for t in tasks]
-        core = Counter(data.lanes[t.lane].kind for t in tasks).most_common(1)[0][0]
-        out.append(LeafStats(key, names[key], core.upper(), len(tasks),
-                             len({t.lane for t in tasks}), sum(durs), sum(durs) / len(durs),
-                             min(durs), max(durs), 100.0 * sum(durs) / busy if busy else 0.0,
-                             min(t.start for t in tasks), max(t.end for t in tasks)))
+    for key, members in grouped(keys):
+        durs = tasks.dur[members].tolist()
+        total = sum(durs)
+        core = Counter(kinds[members].tolist()).most_common(1)[0][0]
+        out.append(LeafStats(key, names[int(members[0])], core.upper(), len(durs),
+                             len(set(tasks.lane[members].tolist())), total, total / len(durs),
+                             min(durs), max(durs), 100.0 * total / busy if busy else 0.0,
+                             min(tasks.start[members].tolist()),
+                             max(tasks.end[members].tolist())))
     return tuple(sorted(out, key=lambda s: (-s.total, s.key)))
 
 
 def critical_path(data: SwimlaneData, span: float) -> CriticalPath:
     """The last-arrival chain ending at the last AIC/AIV task (see the module docstring)."""
-    tasks = data.tasks
-    lane_prev: dict[int, int] = {}
-    by_lane: dict[int, list[TaskEvent]] = defaultdict(list)
-    for t in tasks:
-        by_lane[t.lane].append(t)
-    for lst in by_lane.values():
-        lst.sort(key=lambda t: (t.start, t.index))
-        for a, b in zip(lst, lst[1:]):
-            lane_prev[b.index] = a.index
-    preds = data.preds()
-    basis = "flows and lane order" if preds else \
+    tasks = data.task_columns
+    bounds, sources = data.predecessors()
+    lane_prev = data.previous_on_lane()
+    basis = "flows and lane order" if len(sources) else \
         "lane order only (the trace has no dependency flows)"
-    cores = [t for t in tasks if data.lanes[t.lane].kind in CORE_KINDS]
-    if not cores:
+    cores = np.flatnonzero(data.on(tasks.lane, *CORE_KINDS))
+    if not len(cores):
         return CriticalPath(basis, (), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    cur = max(cores, key=lambda t: (t.end, -t.index))
+    start, end = tasks.start.tolist(), tasks.end.tolist()
+    core_end = tasks.end[cores]
+    cur = int(cores[core_end == core_end.max()][0])      # the last end; ties: the first task
     # (task, how the chain's previous task leads to it: "flow" / "lane"), built backwards
-    chain, seen = [(cur, "")], {cur.index}
+    chain, seen = [(cur, "")], {cur}
     while True:
-        cands = [(tasks[p], "flow") for p in preds.get(cur.index, ())]
-        if cur.index in lane_prev:
-            cands.append((tasks[lane_prev[cur.index]], "lane"))
-        cands = [(t, via) for t, via in cands if t.index not in seen and t.start <= cur.start]
+        cands = [(p, "flow") for p in sources[bounds[cur]:bounds[cur + 1]].tolist()]
+        if lane_prev[cur] >= 0:
+            cands.append((int(lane_prev[cur]), "lane"))
+        cands = [(t, via) for t, via in cands if t not in seen and start[t] <= start[cur]]
         if not cands:
             break
         # the predecessor that finished last held this task back; a flow wins a tie
-        cur, via = max(cands, key=lambda c: (c[0].end, c[1] == "flow", -c[0].index))
+        cur, via = max(cands, key=lambda c: (end[c[0]], c[1] == "flow", -c[0]))
         chain[-1] = (chain[-1][0], via)
         chain.append((cur, ""))
-        seen.add(cur.index)
+        seen.add(cur)
     chain.reverse()
-    steps = tuple(PathStep(t.index, t.name, data.lanes[t.lane].name, t.start, t.end, via)
-                  for t, via in chain)
+    lanes = data.lanes
+    steps = tuple(PathStep(t, tasks.name[t], lanes[int(tasks.lane[t])].name, start[t], end[t],
+                           via) for t, via in chain)
     busy = sum(s.end - s.start for s in steps)
     wait = sum(max(0.0, b.start - a.end) for a, b in zip(steps, steps[1:]))
     first, last = steps[0].start, steps[-1].end

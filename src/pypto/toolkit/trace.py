@@ -3,12 +3,14 @@
 
 The file is streamed: events are decoded from a sliding window of the text and handed to the
 parser as they come, so a 500 MB trace never sits in memory as text next to its decoded events.
-The window's whole events are decoded in one call, and one at a time only where that fails,
-which finds the culprit. Unknown event fields and event kinds are ignored by the parser, and
-so are events that are not objects; what cannot be a trace (not JSON, truncated, nested deeper
-than the JSON reader goes (Python's recursion limit, ~1,000 levels), not UTF-8, not a trace
-object, a field of the wrong type, no task events at all) is a `ToolkitError` naming the file
-rather than a traceback later. Lone UTF-16 surrogates (`"\\ud800"`, which no UTF-8 output can
+The window's whole events are decoded in one call - lines in our writer's layout by their
+templates (`profiling.swimlane_lines`: fields as columns, no dict per event), any other text
+by the JSON decoder - and one at a time only where that fails, which finds the culprit.
+Unknown event fields and event kinds are ignored by the parser, and so are events that are
+not objects; what cannot be a trace (not JSON, truncated, nested deeper than the JSON reader
+goes (Python's recursion limit, ~1,000 levels), not UTF-8, not a trace object, a field of the
+wrong type, no task events at all) is a `ToolkitError` naming the file rather than a
+traceback later. Lone UTF-16 surrogates (`"\\ud800"`, which no UTF-8 output can
 carry) are read as U+FFFD. Events with an unusable time (not finite, negative, beyond
 `MAX_TIME_US` = 1e12 us) are left out with one warning on stderr that counts them by reason.
 """
@@ -18,13 +20,13 @@ import json
 import os
 import re
 import sys
-from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 from pypto.gc_pause import gc_paused
 from pypto.profiling.swimlane import MAX_TIME_US, SwimlaneData, TraceFormatError, restore_args
-from pypto.profiling.swimlane_reader import parse_swimlane
+from pypto.profiling.swimlane_lines import LineRun, decode_lines
+from pypto.profiling.swimlane_reader import parse_runs
 from pypto.toolkit.errors import ToolkitError
 
 _CHUNK = 1 << 20                # characters read per refill
@@ -68,7 +70,7 @@ def _decode_many(text: str) -> list[Any]:
     NOTE: one call for many events is several times faster than one per event, and shares
     the key strings between them (the decoder's memo lives for one call)."""
     items = json.loads(f"[{text}]")
-    if _SURROGATE_ESCAPE.search(text):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):     # (the test is cheaper)
         items = _without_surrogates(items)
     return items
 
@@ -145,10 +147,11 @@ class _Stream:
             self.pos = end
             return value
 
-    def batch(self) -> list[Any] | None:
-        """The objects from here to the last whole one in the window, decoded in one call;
-        None when there is none to batch, or the batch does not decode (a syntax error, or a
-        cut inside a string): then the caller decodes one value at a time past that point."""
+    def batch(self) -> list[Any] | LineRun | None:
+        """The objects from here to the last whole one in the window, decoded in one call (or
+        read by their line templates); None when there is none to batch, or the batch does not
+        decode (a syntax error, or a cut inside a string): then the caller decodes one value at
+        a time past that point."""
         if len(self.buf) - self.pos < _CHUNK:
             self._more(_CHUNK)
         buf, pos = self.buf, self.pos
@@ -172,14 +175,15 @@ class _Stream:
         if cut < 0:
             return None
         try:
-            items = _decode_many(buf[pos:cut])
+            text = buf[pos:cut]
+            items = decode_lines(text) or _decode_many(text)
         except (ValueError, RecursionError):
             self.serial_until = self.offset + cut
             return None
         self.pos = cut
         return items
 
-    def array(self) -> Iterator[list[Any]]:
+    def array(self) -> Iterator[list[Any] | LineRun]:
         """The elements of the array starting here, in runs (lists) of one or more; a missing
         final ']' is tolerated, as the trace event format allows for traces cut off between
         events."""
@@ -204,9 +208,9 @@ class _Stream:
                                  f"{self.offset + self.pos}, found {c!r}")
 
 
-def _events(stream: _Stream, top: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The trace's events in file order; the other top-level keys are stored into `top`.
-    NOTE: events come in runs and are chained in C: no generator frame per event."""
+def _runs(stream: _Stream, top: dict[str, Any]) -> Iterator[list[Any] | LineRun]:
+    """The trace's events in file order, in runs (lists, or `LineRun`s); the other top-level
+    keys are stored into `top`. NOTE: the parser takes a run at a time, in C loops over it."""
     first = stream.peek()
     if first == "[":
         items = stream.array()
@@ -216,10 +220,10 @@ def _events(stream: _Stream, top: dict[str, Any]) -> Iterator[dict[str, Any]]:
         raise _Malformed("empty file")
     else:
         raise _Malformed("not valid JSON (does not start with '{' or '[')")
-    return chain.from_iterable(items)
+    return items
 
 
-def _object_events(stream: _Stream, top: dict[str, Any]) -> Iterator[list[Any]]:
+def _object_events(stream: _Stream, top: dict[str, Any]) -> Iterator[list[Any] | LineRun]:
     stream.take("{")
     found = False
     while stream.peek() != "}":
@@ -253,7 +257,7 @@ def load(path: str | os.PathLike) -> SwimlaneData:
     with gc_paused():
         try:
             with open(p, encoding="utf-8") as f:
-                data = parse_swimlane(_events(_Stream(f), top))
+                data = parse_runs(_runs(_Stream(f), top))
         except _Malformed as e:
             raise ToolkitError(f"{p}: {e}") from None
         except TraceFormatError as e:
@@ -267,7 +271,7 @@ def load(path: str | os.PathLike) -> SwimlaneData:
     other = top.get("otherData")
     data.other = dict(other) if isinstance(other, dict) else {}
     restore_args(data)      # NOTE: otherData may follow the events: restored once all are read
-    if not data.tasks and not data.aicpu:
+    if not len(data.task_columns) and not len(data.aicpu_columns):
         raise ToolkitError(f"{p}: no task events (no 'X' events on core lanes)")
     if data.dropped:
         reasons = ", ".join(f"{n} {why}" for why, n in sorted(data.dropped.items()))

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     data = load(trace_path)
     title = args.title or str(data.other.get("kernel") or trace_path.resolve().name)
     run = pack(data, title)
-    tasks, lanes = len(data.tasks), len(data.lanes)
+    tasks, lanes = len(data.task_columns), len(data.lanes)
     del data            # (the parsed trace is most of the memory; the page needs only `run`)
     try:
         page = write_view_page(run, out, title, graph=graph if graph.is_file() else None)

@@ -1,7 +1,8 @@
 """Pack a swimlane into the compact, columnar form the viewer page embeds.
 
-Takes a parsed swimlane (`SwimlaneData`, `pack`) or the columns of a run just simulated
-(`profiling.run_columns.RunColumns`, `pack_run`) → a JSON-able dict: lanes in display order,
+Takes a parsed swimlane (`SwimlaneData`, `pack`: read from its columns, never its objects) or
+the columns of a run just simulated (`profiling.run_columns.RunColumns`, `pack_run`) → a
+JSON-able dict: lanes in display order,
 one array per task field (lane, start, dur and string-table indices for name / leaf / root /
 label), every `args` key as one column (numbers kept as numbers, anything else interned in the
 run's string table, -1 or null where a task lacks the key) and the flows as two index arrays.
@@ -10,49 +11,39 @@ order, so flow indices need no remapping; `pack_run(cols)` equals `pack` of the 
 that `cols` is written as. Columns instead of one object per task keep the page small and let
 the browser load them straight into typed arrays; nothing of the raw trace text is kept.
 `pack_run` hands the number arrays over as the JSON text the trace writer made of them
-(`JsonText`), so they are not formatted twice.
+(`JsonText`), so they are not formatted twice; `pack` writes its times and the args keys absent
+from a whole block of events as JSON text too (`json_text`).
 """
 from __future__ import annotations
 
 import json
 import re
-from math import copysign, isfinite
 from collections import defaultdict
-from itertools import count, groupby
-from operator import itemgetter
+from itertools import count, repeat
 from typing import Any
 
 import numpy as np
 
+from pypto.profiling.flow_ends import SliceIndex
 from pypto.profiling.run_columns import RunColumns, json_value
-from pypto.profiling.swimlane import (FLOW_LEAD_US, Lane, SliceIndex, SwimlaneData,
-                                      classify_lane, task_label, task_labels)
+from pypto.profiling.swimlane import (Lane, SwimlaneData, classify_lane, lane_values,
+                                      task_label, task_labels)
+from pypto.profiling.trace_columns import ABSENT, ArgColumns
+from pypto.toolkit.viewer.json_text import JsonText as JsonText
+from pypto.toolkit.viewer.json_text import floats_json, runs_json, sparse_json
 
 # display order of lane kinds, and the group each kind is shown under
 _KIND_ORDER = {"aic": 0, "aiv": 1, "hub": 2, "fake": 3, "aicpu": 4, "other": 5}
 _HASH = {key: re.compile(rf"\b{key}:(\d+)") for key in ("leafHash", "rootHash")}
-_ABSENT = object()              # an event without the args key
-_NUMERIC_TYPES = frozenset((int, float, type(None), object))    # object: _ABSENT
-_STRING_TYPES = frozenset((str, object))                        # object: _ABSENT
-_RUN_SLICE = 4096               # events transposed at a time (`_arg_values`)
+_ABSENT = ABSENT                # an event without the args key
+_ABSENT_TYPE = type(ABSENT)
+_NUMERIC_TYPES = frozenset((int, float, type(None)))
 _HASHABLE_TYPES = frozenset((str, int, float, bool, type(None)))
-_FLOAT_TYPES = frozenset((float, type(None)))
 _NON_FINITE_JSON = frozenset(("NaN", "Infinity", "-Infinity"))
 
 # one args key over the events: ("num", numbers / None, or their JsonText) or ("str", strings /
-# None if absent)
-Column = tuple[str, list]
-
-
-class JsonText:
-    """A value given as its JSON text (numbers a writer has already formatted), that the page
-    (`page.embed_json`) inserts as it is. The text must be inert in a script element:
-    finite numbers, no markup."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str):
-        self.text = text
+# None if absent); either may instead be (mask of the events that have the key, their values)
+Column = tuple[str, Any]
 
 
 class _Strings:
@@ -69,6 +60,21 @@ class _Strings:
         appearance, as interning them one by one would."""
         return list(map(self.index.__getitem__, values))
 
+    def codes(self, values: list[str | None]) -> list[int] | JsonText:
+        """`column` as the page holds it: as text where one string runs over many events."""
+        codes = self.column(values)
+        return runs_json(np.array(codes, dtype=np.int64)) or codes
+
+    def sparse(self, values: list | tuple[np.ndarray, list]) -> list | JsonText:
+        """`codes` of a list, or of (mask, the strings where it is set) with -1 elsewhere."""
+        if isinstance(values, list):
+            return self.codes(values)
+        present, strings = values
+        codes = self.column(strings)
+        column = np.full(len(present), -1, dtype=np.int64)
+        column[present] = codes
+        return runs_json(column) or sparse_json(present, codes, -1)
+
     @property
     def table(self) -> list[str]:
         return list(self.index)[1:]
@@ -81,7 +87,15 @@ def _function(args: dict[str, Any], key: str, hash_key: str) -> str:
 
 def _functions(values: list, hints: list, hash_key: str) -> list[str]:
     """`_function` of each event, from its `leaf`/`root` values and its event hints (columns,
-    `_ABSENT` where missing): the usual case (a string) is taken as it is."""
+    `_ABSENT` where missing). NOTE: the usual columns are all strings (our tasks) or all
+    absent with string hints (AICPU events, PyPTO's tasks): the latter looked up once per
+    distinct hint."""
+    types = set(map(type, values))
+    if types == {str}:
+        return values
+    if types == {_ABSENT_TYPE} and set(map(type, hints)) == {str}:
+        by_hint = {h: _function_of(_ABSENT, h, hash_key) for h in set(hints)}
+        return list(map(by_hint.__getitem__, hints))
     return [v if type(v) is str else _function_of(v, h, hash_key)
             for v, h in zip(values, hints)]
 
@@ -97,28 +111,13 @@ def _function_of(value: Any, hint: Any, hash_key: str) -> str:
     return f"{hash_key}:{m.group(1)}" if m else ""
 
 
-def _arg_values(args: list[dict[str, Any]]) -> dict[str, list]:
-    """Each args key (in first-seen order) → its value on each event (`_ABSENT` where the
-    event lacks it). NOTE: events are taken in runs of the same keys (usually a few long
-    runs: a trace's tasks share their keys), and each event's values are fetched in one C
-    call (itemgetter) and transposed (zip): reading key by key over all events would jump
-    between the events' dicts, a cache miss per value."""
-    n = len(args)
-    cols: dict[str, list] = {}
-    at = 0
-    for keys, run in groupby(map(tuple, args)):
-        m = len(list(run))
-        for a in range(at, at + m, _RUN_SLICE) if keys else ():
-            b = min(a + _RUN_SLICE, at + m)
-            values = (map(itemgetter(keys[0]), args[a:b]),) if len(keys) == 1 else \
-                zip(*map(itemgetter(*keys), args[a:b]))
-            for key, vals in zip(keys, values):
-                col = cols.get(key)
-                if col is None:
-                    col = cols[key] = [_ABSENT] * n
-                col[a:b] = vals
-        at += m
-    return cols
+def _present(parts: list[ArgColumns], key: str) -> tuple[np.ndarray, list]:
+    """(which events of `parts`, one after the other, have `key`; their values in order)."""
+    has = [np.isin(p.shape, [s for s, keys in enumerate(p.shapes) if key in keys])
+           for p in parts]
+    values = [v for p, h in zip(parts, has) if key in p.columns
+              for v in (p.columns[key][h].tolist(),)]
+    return np.concatenate(has), values[0] if len(values) == 1 else sum(values, [])
 
 
 def _is_number(v: Any) -> bool:
@@ -126,11 +125,11 @@ def _is_number(v: Any) -> bool:
 
 
 def _is_numeric(values: list, types: set[type]) -> bool:
-    """Every value a number, None or absent. NOTE: by the set of their `types` first (the
-    usual case); only other types (number subclasses, bools) are looked at one by one."""
+    """Every value a number or None. NOTE: by the set of their `types` first (the usual
+    case); only other types (number subclasses, bools) are looked at one by one."""
     if types <= _NUMERIC_TYPES:
         return True
-    return all(v is _ABSENT or v is None or _is_number(v) for v in values)
+    return all(v is None or _is_number(v) for v in values)
 
 
 # json.dumps(v, sort_keys=True) without building an encoder per call (the C encoder itself;
@@ -146,114 +145,134 @@ def _dumps(value: Any) -> str:
     return "".join(_ENCODE(value, 0))
 
 
-def _texts(values: list, types: set[type] | None = None) -> list[str | None]:
-    """Each value as the string table keys it: strings as they are, anything else as JSON
-    with sorted keys; None where absent. `types`: the set of the values' types, if known."""
+def _dumps_all(values: list) -> list[str]:
+    """`_dumps` of each value. NOTE: a value restored from a shared table (`merge`, `cost`) is
+    the same object on every event that refers to it: each object is encoded once (by id:
+    they are all alive here); the encoder is called from C (map), not through `_dumps`."""
+    by_id = dict(zip(map(id, values), values))
+    distinct = list(by_id.values())
+    if _ENCODE is not None and float not in set(map(type, distinct)):
+        texts = list(map("".join, map(_ENCODE, distinct, repeat(0))))
+    else:
+        texts = list(map(_dumps, distinct))
+    return list(map(dict(zip(by_id, texts)).__getitem__, map(id, values)))
+
+
+def _texts(values: list, types: set[type] | None = None) -> list[str]:
+    """Each value as the string table keys it: a string as it is, anything else as JSON with
+    sorted keys. `types`: the set of the values' types, if known."""
     types = set(map(type, values)) if types is None else types
-    if types <= _STRING_TYPES:                  # (the usual case: no value to encode)
-        return [None if v is _ABSENT else v for v in values] if object in types else values
-    return [None if v is _ABSENT else v if type(v) is str else _dumps(v) for v in values]
+    if types <= {str}:                          # (the usual case: no value to encode)
+        return values
+    if str not in types:
+        return _dumps_all(values)
+    texts = iter(_dumps_all([v for v in values if type(v) is not str]))
+    return [v if type(v) is str else next(texts) for v in values]
 
 
-def _arg_columns(values: dict[str, list], n_args: int, first: dict[str, Column] | None = None,
+def _arg_columns(parts: list[ArgColumns], first: dict[str, Column] | None = None,
                  n_first: int = 0) -> dict[str, Column]:
     """One column per args key, in first-seen order, over `n_first` events already in columns
-    (`first`: every key present on every one of them) followed by `n_args` events whose
-    values are `values` (`_arg_values`; emptied as they are converted)."""
+    (`first`: every key present on every one of them) followed by the events of `parts`."""
     first = first or {}
-    keys = {**dict.fromkeys(first), **dict.fromkeys(values)}
+    keys = {**dict.fromkeys(first), **dict.fromkeys(k for p in parts for k in p.keys)}
+    n = sum(p.n for p in parts)
     cols = {}
     for key in keys:
         kind, head = first.get(key, ("absent", None))
-        if key not in values:               # a key of `first` only: absent from all of `args`
-            cols[key] = (kind, head + [None] * n_args)
+        if not any(key in p.columns for p in parts):     # a key of `first` only
+            cols[key] = (kind, head + [None] * n)
             continue
-        vals = values.pop(key)              # (each raw column is let go once converted)
-        types = set(map(type, vals))
-        if kind != "str" and _is_numeric(vals, types):
-            vals = [None if v is _ABSENT else v for v in vals] if object in types else vals
-            cols[key] = ("num", vals if kind == "absent" and not n_first else
-                         (head if kind == "num" else [None] * n_first) + vals)
+        present, values = _present(parts, key)
+        types = set(map(type, values))
+        if kind != "str" and _is_numeric(values, types):
+            kind = "num"
         else:
-            vals = _texts(vals, types)
-            cols[key] = ("str", vals if kind == "absent" and not n_first else
-                         (head if kind == "str" else _texts(head) if kind == "num"
-                          else [None] * n_first) + vals)
+            kind, head, values = "str", head if kind != "num" else _texts(head), \
+                _texts(values, types)
+        if not n_first:
+            cols[key] = (kind, (present, values))
+            continue
+        tail = np.full(n, None, dtype=object)
+        tail[present] = np.fromiter(values, dtype=object, count=len(values))
+        cols[key] = (kind, (head if head is not None else [None] * n_first) + tail.tolist())
     return cols
 
 
-def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: list[int],
-          start: list[float] | JsonText, dur: list[float] | JsonText, name: list[str],
-          leaf: list[str], root: list[str], label: list[str],
-          args: dict[str, Column], flows: list[tuple[int | None, int | None]],
+def _page(title: str, lanes: dict[int, Lane], n_core: int, lane: np.ndarray | list[int],
+          start: np.ndarray | list[float] | JsonText, dur: np.ndarray | list[float] | JsonText,
+          name: list[str], leaf: list[str], root: list[str], label: list[str],
+          args: dict[str, Column], flows: tuple[list[int], list[int]],
           generator: str, kernel: str) -> dict[str, Any]:
     """The page data of one run from its event columns (see the module docstring)."""
     order = sorted(lanes.values(),
                    key=lambda ln: (_KIND_ORDER[ln.kind], ln.number is None, ln.number or 0, ln.tid))
     lane_pos = {ln.tid: i for i, ln in enumerate(order)}
     strings = _Strings()
-    label_ids = strings.column(label)
-    matched = [(s, d) for s, d in flows if s is not None and d is not None]
+    label_ids = strings.codes(label)
     return {
         "title": title,
         "lanes": [[ln.name, ln.kind] for ln in order],
         "n_core": n_core,
-        "lane": list(map(lane_pos.__getitem__, lane)),
-        "start": _float_text(start),
-        "dur": _float_text(dur),
-        "name": strings.column(name),
-        "leaf": strings.column(leaf),
-        "root": strings.column(root),
+        "lane": _lane_positions(lane_values(lanes, np.asarray(lane),
+                                            lambda ln: lane_pos[ln.tid], np.int64)),
+        "start": floats_json(start),
+        "dur": floats_json(dur),
+        "name": strings.codes(name),
+        "leaf": strings.codes(leaf),
+        "root": strings.codes(root),
         "label": label_ids,
-        "args": [{"k": key, "num": values} if kind == "num" else
-                 {"k": key, "str": strings.column(values)} for key, (kind, values) in args.items()],
-        "flow_src": [s for s, _ in matched],
-        "flow_dst": [d for _, d in matched],
+        "args": [{"k": key, "num": _numbers_of(values)} if kind == "num" else
+                 {"k": key, "str": strings.sparse(values)} for key, (kind, values) in args.items()],
+        "flow_src": flows[0],
+        "flow_dst": flows[1],
         "strings": strings.table,
         "generator": generator,
         "kernel": kernel,
     }
 
 
-def _float_text(values: list | JsonText) -> list | JsonText:
-    """A number column of floats (or None) as its JSON text, each distinct value formatted
-    once (a trace's times repeat: tasks start together, durations recur); any other column,
-    or one holding a non-finite value or both zeros (one key to a dict), as it is."""
-    if type(values) is not list or not set(map(type, values)) <= _FLOAT_TYPES:
+def _lane_positions(positions: np.ndarray) -> list[int] | JsonText:
+    return runs_json(positions) or positions.tolist()
+
+
+def _numbers_of(values: list | JsonText | tuple[np.ndarray, list]) -> list | JsonText:
+    """A "num" column as the page holds it: (mask, numbers) with null where it is not set."""
+    if not isinstance(values, tuple):
         return values
-    texts = dict.fromkeys(values)
-    if 0.0 in texts and len({copysign(1.0, v) for v in values if v == 0.0}) > 1:
-        return values
-    for v in texts:
-        if v is None:
-            texts[v] = "null"
-        elif not isfinite(v):
-            return values
-        else:
-            texts[v] = repr(v)
-    return JsonText(f"[{','.join(map(texts.__getitem__, values))}]")
+    present, numbers = values
+    if set(map(type, numbers)) <= {int}:
+        column = np.zeros(len(present), dtype=np.int64)
+        try:
+            column[present] = numbers
+        except OverflowError:                   # (an int beyond int64: as the encoder has it)
+            return sparse_json(present, numbers, None)
+        text = runs_json(column, ~present)
+        if text is not None:
+            return text
+    return sparse_json(present, numbers, None)
 
 
 def pack(data: SwimlaneData, title: str) -> dict[str, Any]:
-    """The page data of a parsed swimlane."""
-    events = data.tasks + data.aicpu
-    values = _arg_values([e.args for e in events])
-    names = [e.name for e in events]
-    absent = [_ABSENT] * len(events)
-    hints = values.get("event-hint", absent)
-    return _page(title, data.lanes, len(data.tasks), [e.lane for e in events],
-                 [e.start for e in events], [e.dur for e in events], names,
-                 _functions(values.get("leaf", absent), hints, "leafHash"),
-                 _functions(values.get("root", absent), hints, "rootHash"),
-                 _labels(names, values.get("color", absent)), _arg_columns(values, len(events)),
-                 [(f.src, f.dst) for f in data.flows], data.generator,
-                 str(data.other.get("kernel", "")))
+    """The page data of a parsed swimlane (read from its columns)."""
+    tasks, cpu = data.task_columns, data.aicpu_columns
+    parts = (tasks, cpu)
+    hints, leaf, root, color = ([e.args.column(k).tolist() for e in parts]
+                                for k in ("event-hint", "leaf", "root", "color"))
+    return _page(title, data.lanes, len(tasks), np.concatenate([tasks.lane, cpu.lane]),
+                 np.concatenate([tasks.start, cpu.start]),
+                 np.concatenate([tasks.dur, cpu.dur]), tasks.name + cpu.name,
+                 *([*_functions(fs[0], hs[0], key), *_functions(fs[1], hs[1], key)]
+                   for fs, hs, key in ((leaf, hints, "leafHash"), (root, hints, "rootHash"))),
+                 _labels(task_labels(tasks, color[0]) + task_labels(cpu, color[1])),
+                 _arg_columns([tasks.args, cpu.args]),
+                 tuple(a.tolist() for a in data.flow_columns.matched()),
+                 data.generator, str(data.other.get("kernel", "")))
 
 
-def _labels(names: list[str], colors: list) -> list:
-    """`task_label` of each event from its name and `color` arg (a column); a label that is
-    a JSON object or array is keyed by its JSON text, like an args value."""
-    labels = task_labels(names, colors, _ABSENT)
+def _labels(labels: list) -> list:
+    """Labels as the string table keys them: one that is a JSON object or array (a `color`
+    arg) by its JSON text, like an args value."""
     if not set(map(type, labels)) <= _HASHABLE_TYPES:
         labels = [_dumps(v) if type(v) in (dict, list) else v for v in labels]
     return labels
@@ -268,7 +287,7 @@ def pack_run(cols: RunColumns, title: str) -> dict[str, Any]:
     cpu_args = [e.args for e in cpu]
     n = len(cols.runs)
     core_args = {key: ("num" if c.numeric else "str", c.page) for key, c in cols.args.items()}
-    args = _arg_columns(_arg_values(cpu_args), len(cpu_args), core_args if n else None, n)
+    args = _arg_columns([ArgColumns.from_dicts(cpu_args)], core_args if n else None, n)
     for key, (kind, values) in args.items():
         if kind == "num" and n and key in cols.args:        # the tasks' numbers as written
             tail = values[n:]
@@ -294,32 +313,15 @@ def _numbers(values: list, texts: list[str]) -> list | JsonText:
     return values
 
 
-def _run_flows(cols: RunColumns) -> list[tuple[int | None, int | None]]:
-    """Each flow's (src, dst) task as a reader places its ends on the slices of the file.
-    NOTE: a task well apart from the other slices of its lane (the usual case: a core runs
-    one task at a time, with a dispatch gap between) is the only slice near its own flow ends,
-    so they are placed on it directly; the others go through the reader's `SliceIndex`."""
-    ends = [t + d for t, d in zip(cols.ts, cols.dur)]
-    crowded = np.flatnonzero(~_isolated(cols.tid, cols.ts, ends)).tolist()
-    if not crowded:
-        return list(zip(cols.flow_src, cols.flow_dst))
-    src, dst = list(range(len(cols.runs))), list(range(len(cols.runs)))
-    index = SliceIndex(cols.tid, cols.ts, ends)
-    for i in crowded:
-        src[i] = index.source(cols.tid[i], cols.flow_s_ts[i])
-        dst[i] = index.target(cols.tid[i], cols.ts[i])
-    return list(zip(map(src.__getitem__, cols.flow_src), map(dst.__getitem__, cols.flow_dst)))
-
-
-def _isolated(tids: list[int], starts: list[float], ends: list[float]) -> np.ndarray:
-    """Per task (in file order: by lane, then start): no other slice of its lane ends or
-    starts within twice the flow tolerance of it (so only it can hold its flow ends)."""
-    margin = 4 * FLOW_LEAD_US                       # 2 x SliceIndex's tolerance for s ends
-    tid, start, end = np.asarray(tids), np.asarray(starts), np.asarray(ends)
-    prev_max_end = np.full(len(tid), -np.inf)       # latest end of the lane's earlier tasks
-    next_start = np.full(len(tid), np.inf)
-    bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True]).tolist()
-    for a, b in zip(bounds, bounds[1:]):
-        prev_max_end[a + 1:b] = np.maximum.accumulate(end[a:b - 1])
-        next_start[a:b - 1] = start[a + 1:b]
-    return (start - prev_max_end > margin) & (next_start - end > margin)
+def _run_flows(cols: RunColumns) -> tuple[list[int], list[int]]:
+    """(src, dst) of each flow whose ends a reader places on tasks of the file: the `s` ends
+    of task i's flows all sit at (its lane, `flow_s_ts[i]`), the `f` ends at its start."""
+    tid = np.asarray(cols.tid)
+    ts, dur = (np.asarray(c, dtype=np.float64) for c in (cols.ts, cols.dur))
+    index = SliceIndex(tid, ts, ts + dur)
+    src = index.sources(tid, np.asarray(cols.flow_s_ts, dtype=np.float64))
+    dst = index.targets(tid, ts)
+    src = src[np.asarray(cols.flow_src, dtype=np.int64)]
+    dst = dst[np.asarray(cols.flow_dst, dtype=np.int64)]
+    both = (src >= 0) & (dst >= 0)
+    return src[both].tolist(), dst[both].tolist()
