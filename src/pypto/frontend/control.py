@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
-from pypto.frontend import knobs
+from pypto.frontend import knobs, loop_edges
 from pypto.frontend.tracer import PathExplorer, Tracer, require_tracer
 from pypto.ir.program import Loop, LoopVariant
 from pypto.symbolic import (Const, Expr, Sym, SymbolicScalar, as_expr, binary, wrap, polynomial)
@@ -193,31 +193,45 @@ def _unroll_gen(tracer: Tracer, start: Expr, stop: Expr, step: Expr, factors: tu
         cur = end
 
 
-def _loop_of_index(idx: Any, what: str) -> tuple[Expr, Loop]:
+def _loop_of_index(idx: Any, what: str) -> tuple[Expr, Loop, LoopVariant, str, int]:
+    """The loop that yielded `idx`: (idx as an Expr, its loop, the variant being traced, the
+    index symbol's name, idx's constant offset from that symbol)."""
     tracer = require_tracer(what)
     e = as_expr(idx) if isinstance(idx, (SymbolicScalar, int)) else None
     if e is not None:
-        syms = [m for m in polynomial(e) if m]
+        poly = polynomial(e)
+        syms = [m for m in poly if m]
         if len(syms) == 1 and len(syms[0]) == 1 and isinstance(syms[0][0], Sym):
             entry = tracer.loop_indices.get(syms[0][0].name)
-            if entry is not None and polynomial(e)[syms[0]] == 1:
-                return e, entry[0]
+            if entry is not None and poly[syms[0]] == 1:
+                return e, entry[0], entry[1], syms[0][0].name, poly.get((), 0)
     raise PyptoValueError(f"{what}: not loop index ({idx!r} is not a variable yielded by "
                           f"pypto.loop)")
 
 
+def _loop_edge(kind: str, idx: Any, what: str) -> SymbolicScalar:
+    """A loop-edge test: a constant where the loop's range decides it, else a runtime
+    condition (`frontend.loop_edges`)."""
+    e, lp, variant, index, offset = _loop_of_index(idx, what)
+    cond = (loop_edges.begin_condition if kind == "begin" else loop_edges.end_condition)(e, lp)
+    edge = loop_edges.Edge(kind, index, loop_edges.steps_along(offset, lp))
+    tracer = require_tracer(what)
+    taken = [(c, v) for c, v, _ in tracer.frames[-1].explorer.taken] if tracer.frames else []
+    known = loop_edges.decided(edge, cond, lp, variant, taken, tracer.loop_edges)
+    if known is not None:
+        return SymbolicScalar(Const(int(known)))
+    tracer.loop_edges[cond] = edge
+    return SymbolicScalar(cond)
+
+
 def is_loop_begin(idx: Any) -> SymbolicScalar:
     """True (at run time) on the first iteration of the loop that yielded `idx`."""
-    e, lp = _loop_of_index(idx, "pypto.is_loop_begin")
-    return SymbolicScalar(binary("eq", e, lp.start))
+    return _loop_edge("begin", idx, "pypto.is_loop_begin")
 
 
 def is_loop_end(idx: Any) -> SymbolicScalar:
     """True (at run time) on the last iteration of the loop that yielded `idx`."""
-    e, lp = _loop_of_index(idx, "pypto.is_loop_end")
-    nxt = binary("add", e, lp.step)
-    negative = isinstance(lp.step, Const) and lp.step.value < 0
-    return SymbolicScalar(binary("le" if negative else "ge", nxt, lp.stop))
+    return _loop_edge("end", idx, "pypto.is_loop_end")
 
 
 def cond(scalar: Any, file: str | None = None, lineno: int | None = None) -> bool:

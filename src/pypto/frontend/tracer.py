@@ -173,6 +173,7 @@ class Tracer:
         self.frames: list[LoopFrame] = []
         self.storages: list[Storage] = []
         self.loop_indices: dict[str, tuple[Loop, LoopVariant]] = {}
+        self.loop_edges: dict[Expr, Any] = {}   # condition -> its loop_edges.Edge
         self.abandoned: Loop | None = None
         self.cache_policies: dict[int, dict[int, bool]] = {}
         self.block_names: set[str] = set()
