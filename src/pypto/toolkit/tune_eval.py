@@ -48,6 +48,7 @@ def evaluate(kernel: Any, config: dict[str, Any], key: str, cutoff: float | None
     """`kernel`'s last call with `config`, timing only (see the module docstring); `key` is
     the SimResult stat of the objective ("kernel_cycles" or "e2e_cycles")."""
     from pypto.frontend import knobs
+    from pypto.profiling import table_bounds
     from pypto.profiling.bounds import before_scheduling
     from pypto.toolkit.whatif import run_with
     try:
@@ -60,7 +61,8 @@ def evaluate(kernel: Any, config: dict[str, Any], key: str, cutoff: float | None
         return Outcome(None, str(err).splitlines()[0])
     if pending is None:
         return Outcome(None, "the kernel did not run (compile_stage stops before it)")
-    bound = before_scheduling(pending.tasks, pending.spec)
+    bound = table_bounds.before_scheduling(pending.table, pending.spec) \
+        if pending.table is not None else before_scheduling(pending.tasks, pending.spec)
     if cutoff is not None and bound > cutoff:
         return Outcome(None, None, bound, pruned=True)
     run = pending()
