@@ -285,7 +285,7 @@ class JitKernel:
         stitcher = Stitcher(run.stitch_function_max_num, run.stitch_function_size,
                             plan.slot_facts,
                             run.max_workspace_kb * 1024 if run.max_workspace_kb else None,
-                            compiled.spec.memory.get("hbm_capacity"))
+                            compiled.spec.memory.get("hbm_capacity"), as_rows=True)
         if run.enable_pass_verify:
             # verify_options: the compiled (tile-level) run is checked against the reference
             executor = differential.run_checked(plan, symbols, arrays, stitcher,
@@ -298,9 +298,9 @@ class JitKernel:
         stitcher.flush()
         self.last_executor = executor
         # The simulation runs when its result is first asked for (kernel.last_run) or written.
-        self._pending_run = PendingRun(stitcher.tasks, compiled.spec, self.__name__,
+        self._pending_run = PendingRun(stitcher, compiled.spec, self.__name__,
                                        run.device_sched_mode, stitcher.window_workspace,
-                                       run.launch_sched_aicpu_num, stitcher.table)
+                                       run.launch_sched_aicpu_num)
         self._last_run = None
         if run.runtime_debug_mode:
             self._write(program)
@@ -360,16 +360,26 @@ class PendingRun:
     """A call's simulation, computed on first need (`JitKernel.last_run`); its stitched tasks
     and machine can be looked at before (the tuner bounds them to skip hopeless settings)."""
 
-    tasks: list
+    stitched: Any       # the `Stitcher`: its tasks as objects, or as a table of rows
     spec: Any
     kernel: str
     sched_mode: int
     workspace: list
     sched_threads: int | None
-    table: Any = None   # the tasks as columns, when the stitcher made them (`Stitcher.table`)
+
+    @property
+    def table(self) -> Any:
+        """The tasks as columns, when the stitcher made them (`Stitcher.table`)."""
+        return self.stitched.table
+
+    @property
+    def tasks(self) -> Any:
+        """The tasks as `SimTask`s (made from the table's rows when they are rows)."""
+        return self.stitched.tasks
 
     def __call__(self) -> Any:
-        return simulate(self.table if self.table is not None else self.tasks, self.spec,
+        table = self.table
+        return simulate(table if table is not None else self.tasks, self.spec,
                         self.kernel, self.sched_mode, self.workspace, self.sched_threads)
 
 

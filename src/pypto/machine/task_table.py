@@ -10,6 +10,7 @@ cycles, int64 for ids and box dims), so the two cores see the same numbers.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Sequence
 
@@ -17,8 +18,29 @@ import numpy as np
 
 from pypto.machine.result import SimTask
 
-_COSTS = ("mte2_bytes", "mte3_bytes", "mte2_moved", "mte3_moved", "mte1_cycles", "cube_cycles",
-          "vector_cycles", "fix_cycles")
+# the cost-model inputs of a task, one float64 column each (mte1_bytes is not simulated: the
+# swimlane shows it)
+COSTS = ("mte2_bytes", "mte3_bytes", "mte2_moved", "mte3_moved", "mte1_cycles", "cube_cycles",
+         "vector_cycles", "fix_cycles", "mte1_bytes")
+
+
+@dataclass(frozen=True)
+class TaskDetail:
+    """What every task of one call op shares and the simulation does not read: the names and
+    numbers the swimlane shows, the operand hints and merge ids (shared objects), and the
+    program's NONE_CACHEABLE storages. Rows name theirs by the `detail` column."""
+
+    root: str
+    root_index: int
+    call: int
+    leaf: str
+    leaf_index: int
+    core: str
+    label: str
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    merge: dict = field(default_factory=dict)
+    uncached: frozenset = frozenset()
 
 
 class UnsupportedTasks(ValueError):
@@ -29,11 +51,14 @@ class TaskTable:
     """The columns of a run's tasks, and the `SimTask` of each row when a reader asks for it:
     the one it was made from, or one made from the columns (`names`: per row the root, leaf
     and label strings, as lists of names and int64 code columns `root_code`, `leaf_code`,
-    `label_code`; the row's root_index, call and leaf_index columns, when present)."""
+    `label_code`; the row's root_index, call and leaf_index columns, when present; or
+    `details`, one `TaskDetail` per code of a `detail` column, as `runtime.task_rows` makes)."""
 
     def __init__(self, columns: dict, names: dict[str, list[str]] | None = None,
-                 source: Sequence[SimTask] | None = None):
+                 source: Sequence[SimTask] | None = None,
+                 details: Sequence[TaskDetail] | None = None):
         self.columns, self.names, self.source = columns, names or {}, source
+        self.details = details
 
     @classmethod
     def of(cls, tasks: Sequence[SimTask]) -> TaskTable:
@@ -50,6 +75,14 @@ class TaskTable:
 
     def _make(self, i: int) -> SimTask:
         c, names = self.columns, self.names
+        if self.details is not None:
+            d = self.details[int(c["detail"][i])]
+            task = SimTask(int(c["id"][i]), int(c["window"][i]), int(c["instance"][i]), d.root,
+                           d.root_index, d.call, d.leaf, d.leaf_index, d.core, d.label,
+                           uncached=d.uncached, inputs=d.inputs, outputs=d.outputs,
+                           merge=d.merge)
+            self._fill(task, i)
+            return task
 
         def name(kind: str) -> str:
             return names[kind][int(c[f"{kind}_code"][i])] if kind in names else ""
@@ -59,10 +92,19 @@ class TaskTable:
 
         task = SimTask(int(c["id"][i]), int(c["window"][i]), int(c["instance"][i]),
                        name("root"), number("root_index"), number("call"), name("leaf"),
-                       number("leaf_index"), "AIV" if c["kind"][i] else "AIC", name("label"),
-                       empty=bool(c["empty"][i]))
-        for key in _COSTS:
-            setattr(task, key, float(c[key][i]))
+                       number("leaf_index"), "AIV" if c["kind"][i] else "AIC", name("label"))
+        uncached = self._fill(task, i)
+        task.uncached = frozenset(uncached)
+        return task
+
+    def _fill(self, task: SimTask, i: int) -> set[int]:
+        """Row i's costs, predecessors and boxes into `task`; returns the storages of its boxes
+        that bypass L2."""
+        c = self.columns
+        task.empty = bool(c["empty"][i])
+        for key in COSTS:
+            if key in c:
+                setattr(task, key, float(c[key][i]))
         task.preds = c["preds"][c["pred_ptr"][i]:c["pred_ptr"][i + 1]].tolist()
         uncached = set()
         for prefix, boxes, layouts in (("read", task.reads, task.read_layouts),
@@ -78,8 +120,7 @@ class TaskTable:
                                 int(size) if size.is_integer() else size))
                 if c[f"{prefix}_uncached"][b]:
                     uncached.add(storage)
-        task.uncached = frozenset(uncached)
-        return task
+        return uncached
 
 
 def task_table(tasks: Sequence[SimTask]) -> dict:
@@ -90,7 +131,7 @@ def task_table(tasks: Sequence[SimTask]) -> dict:
     table["instance"] = np.fromiter((t.instance for t in tasks), np.int64, n)
     table["kind"] = np.fromiter((t.core != "AIC" for t in tasks), np.int8, n)
     table["empty"] = np.fromiter((t.empty for t in tasks), np.uint8, n)
-    for name in _COSTS:
+    for name in COSTS:
         table[name] = np.array([getattr(t, name) for t in tasks], np.float64)
     table["pred_ptr"], table["preds"] = csr([t.preds for t in tasks])
     _boxes(table, "read", [t.reads for t in tasks], [t.read_layouts for t in tasks], tasks)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from pypto.machine import compiled
 from pypto.machine.result import SimTask
 from pypto.machine.task_table import TaskTable, UnsupportedTasks, box_columns, csr
 from pypto.ops.core import REGISTRY
+from pypto.runtime.task_rows import TaskRows, Template
 from pypto.runtime.workspace import WorkspaceMeter
 
 Access = tuple[int, tuple[int, ...], tuple[int, ...]]
@@ -118,10 +119,13 @@ class Stitcher:
 
     def __init__(self, max_instances: int, max_calls: int,
                  facts: SlotFacts | dict[str, frozenset[int]] | None = None,
-                 workspace_budget: int | None = None, device_bytes: int | None = None):
+                 workspace_budget: int | None = None, device_bytes: int | None = None,
+                 as_rows: bool = False):
         """`facts`: the program's `slot_facts` (a bare private-storage dict is accepted);
         `workspace_budget` (bytes): memory-driven stitching, which lifts `max_instances`;
-        `device_bytes`: the HBM no window's workspace may exceed."""
+        `device_bytes`: the HBM no window's workspace may exceed; `as_rows`: keep the tasks as
+        rows (`runtime.task_rows`) when the compiled core links them (the executor's tasks
+        carry every layout; a bare SimTask need not)."""
         if not isinstance(facts, SlotFacts):
             facts = SlotFacts(private=dict(facts or {}))
         self.facts = facts
@@ -129,7 +133,6 @@ class Stitcher:
         self.max_instances = max_instances if not workspace_budget else 1 << 62
         self.max_calls = max_calls
         self.meter = WorkspaceMeter(facts.temps, facts.scratch, workspace_budget, device_bytes)
-        self.tasks: list[SimTask] = []
         self.window = 0
         self.instances_in_window = 0
         self.calls_in_window = 0
@@ -141,12 +144,29 @@ class Stitcher:
         self._instance_root = ""
         self._open = False          # an instance is being stitched
         # with the compiled core, windows are linked in batches, at `flush`: the ends of the
-        # closed windows not linked yet, from `_linked` on; and the task table of the last
-        # batch, when it covers every task (`table`)
+        # closed windows not linked yet, from `_linked` on; the tasks are rows (`rows`) when
+        # asked, else objects, and then the table of the last batch when it covers every task
         self._batched = compiled.core() == "compiled"
+        self.rows: TaskRows | None = TaskRows() if as_rows and self._batched else None
+        self._objects: list[SimTask] = []
         self._unlinked: list[int] = []
         self._linked = 0
         self._table: TaskTable | None = None
+
+    @property
+    def tasks(self) -> Sequence[SimTask]:
+        """Every task so far, as objects (made from the rows when the tasks are rows)."""
+        if self.rows is None:
+            return self._objects
+        table = self.table
+        if table is None:   # (not all linked yet: the rows with their own predecessors)
+            table = TaskTable(self.rows.columns(), details=self.rows.details)
+        return table.tasks()
+
+    @property
+    def count(self) -> int:
+        """How many tasks so far. (Not `__len__`: an empty stitcher is still a stitcher.)"""
+        return len(self.rows) if self.rows is not None else len(self._objects)
 
     @property
     def window_workspace(self) -> list[int]:
@@ -159,38 +179,63 @@ class Stitcher:
         if self.instances_in_window and (
                 self.instances_in_window >= self.max_instances
                 or self.calls_in_window + calls > self.max_calls):
-            self._close(len(self.tasks))
+            self._close(self.count)
         self.instances_in_window += 1
         self.calls_in_window += calls
         self.total_instances += 1
-        self._instance_start = len(self.tasks)
+        self._instance_start = self.count
         self._instance_calls = calls
         self._instance_root = ""
         self._open = True
         return self.instances_in_window - 1
 
-    def add(self, task: SimTask) -> None:
-        task.id = len(self.tasks)
+    def add(self, task: SimTask, detail: int = -1) -> int:
+        """Add a task made as an object (as rows: `detail` is its call op's detail code in
+        `rows`); returns its id."""
+        task.id = self.count
         task.window = self.window
-        self.tasks.append(task)
+        if self.rows is not None:
+            self.rows.add_task(task, detail)
+        else:
+            self._objects.append(task)
         self._instance_root = task.root
         self.meter.add(task)
+        return task.id
+
+    def add_row(self, instance: int, detail: int, template: Template, windows: list,
+                preds: list[int]) -> int:
+        """Add a task as a row (`TaskRows.add`); returns its id."""
+        rows = self.rows
+        row = rows.add(self.window, instance, detail, template, windows, preds)
+        self._instance_root = rows.details[detail].root
+        for k, sid, itemsize in template.metered:
+            at, i = template.writes[k]
+            offs, valid = windows[at][i]
+            self.meter.add_box((sid, offs, valid), itemsize)
+        return row
 
     def flush(self) -> None:
         """Close the current window; the dependencies across the instances of every window
         are resolved by now."""
         self._end_instance()
-        self._close(len(self.tasks))
+        self._close(self.count)
         if self._unlinked:
             with gc_paused():
                 self._link_batch()
 
     @property
     def table(self) -> TaskTable | None:
-        """The tasks as a table (`machine.task_table`), when the compiled core linked them all
-        in one batch and no task came after: the simulation takes it as it is."""
-        table = self._table
-        return table if table is not None and len(table) == len(self.tasks) else None
+        """The tasks as a table (`machine.task_table`), when they are rows, all linked, or
+        objects the compiled core linked in one batch with no task after: the simulation
+        takes it as it is."""
+        if self.rows is None:
+            table = self._table
+            return table if table is not None and len(table) == len(self._objects) else None
+        if self._unlinked or self._linked != len(self.rows):
+            return None
+        if self._table is None or len(self._table) != len(self.rows):
+            self._table = self.rows.table()
+        return self._table
 
     def _end_instance(self) -> None:
         """Account the instance that just ended; under a workspace budget, move it to a new
@@ -200,14 +245,20 @@ class Stitcher:
         self._open = False
         if self.meter.end_instance(self._instance_root):
             return
-        moved = self.tasks[self._instance_start:]
+        first = self._instance_start
         self.instances_in_window -= 1
         self.calls_in_window -= self._instance_calls
-        self._close(self._instance_start)
+        self._close(first)
         self.instances_in_window, self.calls_in_window = 1, self._instance_calls
-        for t in moved:
-            t.window, t.instance = self.window, 0
-            self.meter.add(t)
+        if self.rows is not None:
+            self.rows.move(first, self.window)
+            for row in range(first, len(self.rows)):
+                for acc, itemsize in self.rows.write_boxes(row):
+                    self.meter.add_box(acc, itemsize)
+        else:
+            for t in self._objects[first:]:
+                t.window, t.instance = self.window, 0
+                self.meter.add(t)
         self.meter.end_instance(self._instance_root)
 
     def _close(self, end: int) -> None:
@@ -217,7 +268,7 @@ class Stitcher:
             self._unlinked.append(end)
         else:
             with gc_paused():
-                self._link(self.tasks[self._window_start:end])
+                self._link(self._objects[self._window_start:end])
         self.meter.close_window()
         self.window += 1
         self.instances_in_window = 0
@@ -229,12 +280,26 @@ class Stitcher:
         when it takes their boxes, else window by window by `_link`."""
         start, ends = self._linked, self._unlinked
         self._linked, self._unlinked = ends[-1], []
-        tasks = self.tasks[start:ends[-1]]
+        if self.rows is not None:
+            self._link_rows(start, ends)
+            return
+        tasks = self._objects[start:ends[-1]]
         linked, table = self._link_compiled(tasks, [0] + [e - start for e in ends])
         if not linked:
             for a, b in zip([start] + ends, ends):
-                self._link(self.tasks[a:b])
+                self._link(self._objects[a:b])
         self._table = table if start == 0 else None
+
+    def _link_rows(self, start: int, ends: list[int]) -> None:
+        """`_link_compiled` on the columns of rows start..ends[-1]-1."""
+        rows = self.rows
+        columns = rows.columns(start, ends[-1])
+        roots: dict[str, int] = {}
+        root_of = np.array([roots.setdefault(d.root, len(roots)) for d in rows.details]
+                           + [0], np.int64)
+        out = self._link_columns(columns, root_of[columns["detail"]], roots,
+                                 [0] + [e - start for e in ends])
+        rows.linked(start, out["all_pred_ptr"], out["all_preds"])
 
     def _link_compiled(self, tasks: list[SimTask], bounds: list[int] | None = None
                        ) -> tuple[bool, TaskTable | None]:
@@ -260,23 +325,30 @@ class Stitcher:
             except UnsupportedTasks:
                 return False, None
         roots: dict[str, int] = {}
-        window = dict(columns)
-        window["root"] = np.array([roots.setdefault(t.root, len(roots)) for t in tasks],
-                                  np.int64)
-        window["bounds"] = bounds if bounds is not None else [0, len(tasks)]
-        window["private"] = [(code, sid) for name, code in roots.items()
-                             for sid in self.private.get(name, ())]
-        window["creators"] = [(sid, roots[name]) for sid, names in self.facts.creators.items()
-                              for name in names if name in roots]
-        out = compiled.link(window)
+        root = np.array([roots.setdefault(t.root, len(roots)) for t in tasks], np.int64)
+        out = self._link_columns(columns, root, roots,
+                                 bounds if bounds is not None else [0, len(tasks)])
         ptr, found = out["pred_ptr"].tolist(), out["preds"].tolist()
         for t, a, b in zip(tasks, ptr, ptr[1:]):
             if b > a:
                 t.preds.extend(found[a:b])
         if table is not None:
             columns["pred_ptr"], columns["preds"] = out["all_pred_ptr"], out["all_preds"]
-        self.cross_edges += out["cross_edges"]
         return True, table
+
+    def _link_columns(self, columns: dict, root: np.ndarray, roots: dict[str, int],
+                      bounds: list[int]) -> dict:
+        """`_simcore.link` on these columns (`root`: each row's root code, `roots` the codes)."""
+        window = dict(columns)
+        window["root"] = root
+        window["bounds"] = bounds
+        window["private"] = [(code, sid) for name, code in roots.items()
+                             for sid in self.private.get(name, ())]
+        window["creators"] = [(sid, roots[name]) for sid, names in self.facts.creators.items()
+                              for name in names if name in roots]
+        out = compiled.link(window)
+        self.cross_edges += out["cross_edges"]
+        return out
 
     def _link(self, tasks: list[SimTask]) -> None:
         """THE definition of the links between a window's instances (see the module

@@ -21,6 +21,7 @@ from pypto.enums import CachePolicy
 from pypto.gc_pause import gc_paused
 from pypto.ir.program import Block, Loop, Program
 from pypto.machine.result import SimTask
+from pypto.machine.task_table import TaskDetail
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import TileOp
 from pypto.runtime import blas
@@ -44,6 +45,13 @@ def _task_ids(ids: dict, calls: list[int]) -> list[int]:
         else:
             out.extend(made)
     return out
+
+
+def _detail_of(task: SimTask) -> TaskDetail:
+    """The detail a task made as an object shares with its call op's other tasks."""
+    return TaskDetail(task.root, task.root_index, task.call, task.leaf, task.leaf_index,
+                      task.core, task.label, task.inputs, task.outputs, task.merge,
+                      task.uncached)
 
 
 def timing_only_possible(program: Program) -> str | None:
@@ -144,18 +152,23 @@ class TileExecutor(TileNumerics):
             if call.grid is not None:
                 self._run_grid(block.name, call, escaping, instance, ids, plan.facts[start])
                 continue
+            if windows is None or plan.has_whole[start]:
+                task = self._new_task(block.name, call, instance, ids, plan.facts[start]) \
+                    if self.stitcher is not None else None
+                self.run_call(call, escaping, task)
+                self._finish(call, task, ids)
+                continue
+            if self.numerics:
+                self._numerics(call.ops, windows[start], escaping, plan.facts[start].deaths)
+            if self.stitcher is not None and self.stitcher.rows is not None:
+                self._add_row(plan, start, call, windows[start], call_keys[start], escaping,
+                              instance, ids)
+                continue
             task = None
             if self.stitcher is not None:
                 task = self._new_task(block.name, call, instance, ids, plan.facts[start])
-            if windows is None or plan.has_whole[start]:
-                self.run_call(call, escaping, task)
-            else:
-                if self.numerics:
-                    self._numerics(call.ops, windows[start], escaping,
-                                   plan.facts[start].deaths)
-                if task is not None:
-                    self._charge(task, call, windows[start], call_keys[start], escaping,
-                                 plan, start)
+                self._charge(task, call, windows[start], call_keys[start], escaping, plan,
+                             start)
             self._finish(call, task, ids)
 
     def _run_grid(self, root: str, call: CallOp, escaping: set[int], instance: int,
@@ -186,14 +199,42 @@ class TileExecutor(TileNumerics):
         if task is not None:
             task.empty = not (task.mte2_bytes or task.mte3_bytes or task.vector_cycles
                               or task.cube_cycles)
-            self.stitcher.add(task)
-            ids[call.index] = task.id
+            rows = self.stitcher.rows
+            detail = rows.detail_code(call, lambda: _detail_of(task)) if rows is not None \
+                else -1
+            ids[call.index] = self.stitcher.add(task, detail)
         self.calls_run += 1
+
+    def _add_row(self, plan: RootPlan, index: int, call: CallOp, windows: list,
+                 valid_key: tuple | None, escaping: set[int], instance: int,
+                 ids: dict) -> None:
+        """Call op `index` of `plan`'s root as a row of the stitcher's tasks
+        (`runtime.task_rows`): the object path's task, with no object."""
+        stitcher = self.stitcher
+        rows = stitcher.rows
+        cost = self._cost(call, windows, valid_key, escaping, plan, index)
+        detail = rows.detail_code(call, lambda: self._detail(plan.name, call, plan.facts[index]))
+        template = rows.template(cost, self._uncached, stitcher.meter.metered)
+        ids[call.index] = stitcher.add_row(instance, detail, template, windows,
+                                           _task_ids(ids, call.preds))
+        self.calls_run += 1
+
+    def _detail(self, root: str, call: CallOp, facts: CallFacts) -> TaskDetail:
+        inputs, outputs = self.plan.operands(call)
+        return TaskDetail(root, self._root_index[root], call.index, call.leaf.name,
+                          call.leaf.index, str(call.core), facts.label, inputs, outputs,
+                          facts.merge, self._uncached)
 
     # ---- costs ----
     def _charge(self, task: SimTask, call: CallOp, windows: list, valid_key: tuple | None,
                 escaping: set[int], plan: RootPlan, index: int) -> None:
         """Charge `task` for `call` (call op `index` of `plan`'s root, no whole ops) with these
+        windows (`_cost`)."""
+        self._cost(call, windows, valid_key, escaping, plan, index).apply(task, windows)
+
+    def _cost(self, call: CallOp, windows: list, valid_key: tuple | None, escaping: set[int],
+              plan: RootPlan, index: int) -> CallCost:
+        """What `call` (call op `index` of `plan`'s root, no whole ops) costs with these
         windows. `valid_key`: the call's valid extents in short (RootPlan.evaluate; None: take
         them from the windows). Calls of one cost class (RootPlan.cost_class) share costs."""
         pairs = plan.facts[index].sharing
@@ -206,16 +247,19 @@ class TileExecutor(TileNumerics):
         if cost is None:
             cost = self._call_costs[key] = CallCost(call.ops, windows, escaping,
                                                     self.compiled.spec, self._value_shape)
-        cost.apply(task, windows)
+        return cost
 
     # ---- batches of isomorphic, independent tasks ----
     def _run_group(self, plan: RootPlan, start: int, group: list, windows: list,
                    vkey: tuple | None, call_keys: list, escaping: set[int], instance: int,
                    ids: dict[int, int]) -> None:
         tasks = []
+        as_rows = self.stitcher is not None and self.stitcher.rows is not None
         for i, (call, wins, valid_key) in enumerate(zip(group, windows, call_keys), start):
             task = None
-            if self.stitcher is not None:
+            if as_rows:
+                self._add_row(plan, i, call, wins, valid_key, escaping, instance, ids)
+            elif self.stitcher is not None:
                 task = self._new_task(plan.name, call, instance, ids, plan.facts[i])
                 self._charge(task, call, wins, valid_key, escaping, plan, i)
             tasks.append(task)
@@ -224,8 +268,9 @@ class TileExecutor(TileNumerics):
             self._numerics(ops, wins, escaping, deaths)
             if end - first > 1:
                 self.calls_batched += end - first
-        for call, task in zip(group, tasks):
-            self._finish(call, task, ids)
+        if not as_rows:
+            for call, task in zip(group, tasks):
+                self._finish(call, task, ids)
 
     def _batch_runs(self, plan: RootPlan, start: int, group: list, windows: list,
                     vkey: tuple | None) -> list:

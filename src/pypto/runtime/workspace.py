@@ -28,6 +28,7 @@ class WorkspaceMeter:
     def __init__(self, temps: frozenset[int], scratch: frozenset[int],
                  budget: int | None = None, device_bytes: int | None = None):
         self.temps, self.scratch = temps, scratch
+        self.metered = temps | scratch      # the storages whose written boxes count
         self.budget = budget or None
         self.device_bytes = device_bytes
         self.windows: list[int] = []        # bytes of every closed window
@@ -39,10 +40,14 @@ class WorkspaceMeter:
     def add(self, task: SimTask) -> None:
         """Count the boxes `task` (of the open instance) writes."""
         for acc, layout in zip(task.writes, task.write_layouts):
-            if acc[0] in self.temps:
-                self._own[acc] = _box_bytes(acc, layout[1])
-            elif acc[0] in self.scratch and acc not in self._scratch:
-                self._new_scratch[acc] = _box_bytes(acc, layout[1])
+            self.add_box(acc, layout[1])
+
+    def add_box(self, acc: Box, itemsize: float) -> None:
+        """Count one box the open instance writes (only `metered` storages count)."""
+        if acc[0] in self.temps:
+            self._own[acc] = _box_bytes(acc, itemsize)
+        elif acc[0] in self.scratch and acc not in self._scratch:
+            self._new_scratch[acc] = _box_bytes(acc, itemsize)
 
     def end_instance(self, root: str) -> bool:
         """Close the open instance: True if it fits in the window (it is counted), False if

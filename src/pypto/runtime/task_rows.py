@@ -1,0 +1,238 @@
+"""The stitched tasks as rows of flat lists: what the executor appends, call by call, when the
+compiled core links and simulates them, instead of one `SimTask` object per task.
+
+Takes per task: its call op's `TaskDetail` (names, operand hints, merge ids: shared by every
+instance of the call), its `CallCost` (the costs and the GM boxes' storages and layouts, shared
+by every task of a cost class) and the instance's windows (where the boxes are) → the columns
+of `machine.task_table.TaskTable`, made at the end with one numpy conversion per column.
+
+What varies per task is only appended: window, instance, detail, cost class, predecessors and
+the boxes' offsets and extents; what a cost class fixes (storages, layouts, ranks, whether a
+storage bypasses L2) is kept once as a `Template` and extended in whole. A SimTask is made per
+row only when someone reads one (`TaskTable.tasks()`): equal, field for field, to the one the
+object path makes (tests/runtime/test_task_rows.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pypto.machine.result import SimTask
+from pypto.machine.task_table import COSTS, TaskDetail, TaskTable
+
+Box = tuple[int, tuple[int, ...], tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Template:
+    """What one cost class fixes about its tasks' rows."""
+
+    cost: int                          # index into TaskRows.costs
+    empty: bool
+    reads: tuple[tuple[int, int], ...]     # (tile op, region) of each read box, in order
+    writes: tuple[tuple[int, int], ...]
+    read_static: tuple                     # (storages, ranks, shapes flat, itemsizes, uncached)
+    write_static: tuple
+    metered: tuple[tuple[int, int, float], ...]   # (write box, storage, itemsize) to meter
+
+
+class TaskRows:
+    """Rows appended task by task (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.window: list[int] = []
+        self.instance: list[int] = []
+        self.detail: list[int] = []
+        self.cost: list[int] = []
+        self.pred_count: list[int] = []
+        self.preds: list[int] = []
+        self.box_count = {"read": [], "write": []}
+        self.static = {"read": ([], [], [], [], []), "write": ([], [], [], [], [])}
+        self.offs = {"read": [], "write": []}
+        self.ext = {"read": [], "write": []}
+        self.costs: list[tuple[float, ...]] = []
+        self.details: list[TaskDetail] = []
+        self._templates: dict[int, tuple[Any, Template]] = {}   # id(CallCost) -> it, template
+        self._detail_codes: dict[int, tuple[Any, int]] = {}     # id(key object) -> it, code
+        # the predecessors after linking, per linked batch of rows: (first row, ptr, preds)
+        self._linked: list[tuple[int, np.ndarray, np.ndarray]] = []
+
+    def __len__(self) -> int:
+        return self.n
+
+    # ---- appending ----
+    def detail_code(self, key: Any, make: Any) -> int:
+        """The code of the detail `make()` gives, made once per `key` object (a call op)."""
+        found = self._detail_codes.get(id(key))
+        if found is None:
+            found = self._detail_codes[id(key)] = (key, len(self.details))
+            self.details.append(make())
+        return found[1]
+
+    def template(self, cost: Any, uncached: frozenset, metered: frozenset) -> Template:
+        """The template of a CallCost (`runtime.task_cost`), made once per cost object (the
+        other two are fixed for a run): `uncached`, the NONE_CACHEABLE storages; `metered`,
+        the storages whose written boxes the workspace meter counts."""
+        found = self._templates.get(id(cost))
+        if found is not None:
+            return found[1]
+        t = cost.totals
+        index = len(self.costs)
+        self.costs.append(tuple(float(getattr(t, k)) for k in COSTS))
+        template = Template(
+            index, not (t.mte2_bytes or t.mte3_bytes or t.vector_cycles or t.cube_cycles),
+            tuple((at, i) for _, at, i, _ in cost.reads),
+            tuple((at, i) for _, at, i, _ in cost.writes),
+            _static(cost.reads, uncached), _static(cost.writes, uncached),
+            tuple((k, sid, layout[1]) for k, (sid, _, _, layout) in enumerate(cost.writes)
+                  if sid in metered))
+        self._templates[id(cost)] = (cost, template)
+        return template
+
+    def add(self, window: int, instance: int, detail: int, template: Template,
+            windows: list, preds: list[int]) -> int:
+        """Append one task of `template`'s cost class with these windows; returns its id."""
+        self.window.append(window)
+        self.instance.append(instance)
+        self.detail.append(detail)
+        self.cost.append(template.cost)
+        self.pred_count.append(len(preds))
+        self.preds.extend(preds)
+        for prefix, where, static in (("read", template.reads, template.read_static),
+                                      ("write", template.writes, template.write_static)):
+            self.box_count[prefix].append(len(where))
+            if not where:
+                continue
+            for column, values in zip(self.static[prefix], static):
+                column.extend(values)
+            offs, ext = self.offs[prefix], self.ext[prefix]
+            for at, i in where:
+                o, v = windows[at][i]
+                offs.extend(o)
+                ext.extend(v)
+        self.n += 1
+        return self.n - 1
+
+    def add_task(self, task: SimTask, detail: int) -> int:
+        """Append a task made as an object (a whole op's, a grid tile's): its own costs and
+        boxes."""
+        self.window.append(task.window)
+        self.instance.append(task.instance)
+        self.detail.append(detail)
+        self.cost.append(len(self.costs))
+        self.costs.append(tuple(float(getattr(task, k)) for k in COSTS))
+        self.pred_count.append(len(task.preds))
+        self.preds.extend(task.preds)
+        for prefix, boxes, layouts in (("read", task.reads, task.read_layouts),
+                                       ("write", task.writes, task.write_layouts)):
+            self.box_count[prefix].append(len(boxes))
+            sids, ranks, shapes, sizes, uncached = self.static[prefix]
+            for (sid, o, v), (shape, size) in zip(boxes, layouts):
+                sids.append(sid)
+                ranks.append(len(shape))
+                shapes.extend(shape)
+                sizes.append(size)
+                uncached.append(sid in task.uncached)
+                self.offs[prefix].extend(o)
+                self.ext[prefix].extend(v)
+        self.n += 1
+        return self.n - 1
+
+    # ---- reading back ----
+    def write_boxes(self, row: int) -> list[tuple[Box, float]]:
+        """The GM boxes row `row` writes, with their itemsizes (to meter a moved instance)."""
+        counts = self.box_count["write"]
+        first = sum(counts[:row])
+        sids, ranks, _, sizes, _ = self.static["write"]
+        d0 = sum(ranks[:first])
+        out = []
+        for b in range(first, first + counts[row]):
+            r = ranks[b]
+            out.append(((sids[b], tuple(self.offs["write"][d0:d0 + r]),
+                         tuple(self.ext["write"][d0:d0 + r])), sizes[b]))
+            d0 += r
+        return out
+
+    def move(self, first: int, window: int) -> None:
+        """Rows `first`.. become instance 0 of `window` (an instance the workspace budget sent
+        to a new window)."""
+        for row in range(first, self.n):
+            self.window[row], self.instance[row] = window, 0
+
+    def columns(self, start: int = 0, end: int | None = None) -> dict:
+        """The table columns of rows start..end-1 (their own predecessors, not the links)."""
+        end = self.n if end is None else end
+        c: dict = {"n": end - start, "id": np.arange(start, end, dtype=np.int64)}
+        c["window"] = np.array(self.window[start:end], np.int64)
+        c["instance"] = np.array(self.instance[start:end], np.int64)
+        detail = np.array(self.detail[start:end], np.int64)
+        c["detail"] = detail
+        kinds = np.array([d.core != "AIC" for d in self.details], np.int8)
+        c["kind"] = kinds[detail] if len(kinds) else np.zeros(0, np.int8)
+        cost = np.array(self.cost[start:end], np.int64)
+        table = np.array(self.costs, np.float64).reshape(len(self.costs), len(COSTS))
+        for k, name in enumerate(COSTS):
+            c[name] = table[cost, k]
+        c["empty"] = ~(c["mte2_bytes"].astype(bool) | c["mte3_bytes"].astype(bool)
+                       | c["vector_cycles"].astype(bool) | c["cube_cycles"].astype(bool))
+        c["empty"] = c["empty"].astype(np.uint8)
+        pred_ptr = _ptr(self.pred_count)
+        c["pred_ptr"] = pred_ptr[start:end + 1] - pred_ptr[start]
+        c["preds"] = np.array(self.preds[pred_ptr[start]:pred_ptr[end]], np.int64)
+        for prefix in ("read", "write"):
+            c.update(self._box_columns(prefix, start, end))
+        return c
+
+    def _box_columns(self, prefix: str, start: int, end: int) -> dict:
+        ptr = _ptr(self.box_count[prefix])
+        b0, b1 = int(ptr[start]), int(ptr[end])
+        sids, ranks, shapes, sizes, uncached = self.static[prefix]
+        dim_ptr = _ptr(ranks)
+        d0, d1 = int(dim_ptr[b0]), int(dim_ptr[b1])
+        return {f"{prefix}_ptr": ptr[start:end + 1] - b0,
+                f"{prefix}_storage": np.array(sids[b0:b1], np.int64),
+                f"{prefix}_dim_ptr": dim_ptr[b0:b1 + 1] - d0,
+                f"{prefix}_offs": np.array(self.offs[prefix][d0:d1], np.int64),
+                f"{prefix}_ext": np.array(self.ext[prefix][d0:d1], np.int64),
+                f"{prefix}_shape": np.array(shapes[d0:d1], np.int64),
+                f"{prefix}_itemsize": np.array(sizes[b0:b1], np.float64),
+                f"{prefix}_uncached": np.array(uncached[b0:b1], np.uint8)}
+
+    def linked(self, first: int, ptr: np.ndarray, preds: np.ndarray) -> None:
+        """The predecessors of rows first..first+len(ptr)-2 after linking (theirs, then the
+        links found)."""
+        self._linked.append((first, ptr, preds))
+
+    def table(self) -> TaskTable:
+        """Every row as a TaskTable, with the linked predecessors."""
+        c = self.columns()
+        if self._linked:   # the linked batches' rows take their new lists, the rest keep theirs
+            counts = np.array(self.pred_count, np.int64)
+            own = _ptr(self.pred_count)
+            pieces, row = [], 0
+            for first, ptr, preds in sorted(self._linked, key=lambda b: b[0]):
+                pieces += [np.array(self.preds[own[row]:own[first]], np.int64), preds]
+                row = first + len(ptr) - 1
+                counts[first:row] = np.diff(ptr)
+            pieces.append(np.array(self.preds[own[row]:own[-1]], np.int64))
+            c["pred_ptr"] = _ptr(counts)
+            c["preds"] = np.concatenate(pieces)
+        return TaskTable(c, details=self.details)
+
+
+def _static(boxes: list, uncached: frozenset) -> tuple:
+    """(storages, ranks, shapes flat, itemsizes, bypass L2) of a cost class's boxes."""
+    return (tuple(sid for sid, _, _, _ in boxes),
+            tuple(len(layout[0]) for _, _, _, layout in boxes),
+            tuple(d for _, _, _, layout in boxes for d in layout[0]),
+            tuple(layout[1] for _, _, _, layout in boxes),
+            tuple(sid in uncached for sid, _, _, _ in boxes))
+
+
+def _ptr(counts: Any) -> np.ndarray:
+    ptr = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr
