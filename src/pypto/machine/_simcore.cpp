@@ -938,15 +938,35 @@ struct Index {
         return h;
     }
 
+    // NOTE: most slots hold a few boxes (a temp's copy per instance): up to SMALL boxes are
+    // found by scanning them, and the hash maps (one allocation per entry) are built only when
+    // a slot outgrows that
+    static constexpr size_t SMALL = 8;
+    bool indexed = false;
+
+    bool same(i64 b, const i64 *offs, const i64 *ext, i64 r) const {
+        return box_rank[b] == r && std::equal(offs, offs + r, box_dims.begin() + box_at[b]) &&
+               std::equal(ext, ext + r, box_dims.begin() + box_at[b] + r);
+    }
+
+    void place(i64 b) {   // box b into the hash maps
+        const i64 *offs = box_dims.data() + box_at[b], r = box_rank[b];
+        where[hash_box(offs, offs + r, r)].push_back(b);
+        if (mixed) return;
+        if (cells_of(offs, offs + r, r)) each_cell(r, [&](std::uint64_t k) { cells[k].push_back(b); });
+        else wide.push_back(b);
+    }
+
     i64 box_of(const i64 *offs, const i64 *ext, i64 r, bool make) {
-        const std::uint64_t h = hash_box(offs, ext, r);
-        auto it = where.find(h);
-        if (it != where.end())
-            for (i64 b : it->second)
-                if (box_rank[b] == r &&
-                    std::equal(offs, offs + r, box_dims.begin() + box_at[b]) &&
-                    std::equal(ext, ext + r, box_dims.begin() + box_at[b] + r))
-                    return b;
+        if (indexed) {
+            auto it = where.find(hash_box(offs, ext, r));
+            if (it != where.end())
+                for (i64 b : it->second)
+                    if (same(b, offs, ext, r)) return b;
+        } else {
+            for (i64 b = 0; b < i64(box_rank.size()); ++b)
+                if (same(b, offs, ext, r)) return b;
+        }
         if (!make) return -1;
         if (rank < 0) {
             rank = r;
@@ -955,16 +975,17 @@ struct Index {
         }
         mixed = mixed || r != rank;
         const i64 b = i64(box_rank.size());
-        where[h].push_back(b);
         box_at.push_back(i64(box_dims.size()));
         box_rank.push_back(r);
         box_dims.insert(box_dims.end(), offs, offs + r);
         box_dims.insert(box_dims.end(), ext, ext + r);
         groups.emplace_back();
         seen.push_back(0);
-        if (!mixed) {
-            if (cells_of(offs, ext, r)) each_cell(r, [&](std::uint64_t k) { cells[k].push_back(b); });
-            else wide.push_back(b);
+        if (indexed) {
+            place(b);
+        } else if (box_rank.size() > SMALL) {
+            indexed = true;
+            for (i64 k = 0; k <= b; ++k) place(k);
         }
         return b;
     }
@@ -1005,7 +1026,7 @@ struct Index {
             const i64 *k = box_dims.data() + box_at[b];
             if (box_rank[b] != r || overlap(offs, ext, k, k + r, r)) f(groups[b]);
         };
-        if (mixed || r != rank || !cells_of(offs, ext, r)) {
+        if (!indexed || mixed || r != rank || !cells_of(offs, ext, r)) {
             for (i64 b = 0; b < i64(box_rank.size()); ++b) test(b);
             return;
         }
