@@ -299,7 +299,7 @@ class Stitcher:
                            + [0], np.int64)
         out = self._link_columns(columns, root_of[columns["detail"]], roots,
                                  [0] + [e - start for e in ends])
-        rows.linked(start, out["all_pred_ptr"], out["all_preds"])
+        rows.linked(start, out["all_pred_ptr"], out["all_preds"], columns)
 
     def _link_compiled(self, tasks: list[SimTask], bounds: list[int] | None = None
                        ) -> tuple[bool, TaskTable | None]:

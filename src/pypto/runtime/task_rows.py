@@ -57,8 +57,10 @@ class TaskRows:
         self.details: list[TaskDetail] = []
         self._templates: dict[int, tuple[Any, Template]] = {}   # id(CallCost) -> it, template
         self._detail_codes: dict[int, tuple[Any, int]] = {}     # id(key object) -> it, code
-        # the predecessors after linking, per linked batch of rows: (first row, ptr, preds)
+        # the predecessors after linking, per linked batch of rows: (first row, ptr, preds);
+        # the columns of a batch of every row
         self._linked: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self._columns: dict | None = None
 
     def __len__(self) -> int:
         return self.n
@@ -201,13 +203,21 @@ class TaskRows:
                 f"{prefix}_itemsize": np.array(sizes[b0:b1], np.float64),
                 f"{prefix}_uncached": np.array(uncached[b0:b1], np.uint8)}
 
-    def linked(self, first: int, ptr: np.ndarray, preds: np.ndarray) -> None:
+    def linked(self, first: int, ptr: np.ndarray, preds: np.ndarray,
+               columns: dict | None = None) -> None:
         """The predecessors of rows first..first+len(ptr)-2 after linking (theirs, then the
-        links found)."""
+        links found); `columns`: those rows' columns, kept when they are all the rows (the
+        usual call: one batch), for `table`."""
         self._linked.append((first, ptr, preds))
+        self._columns = columns if first == 0 and len(ptr) - 1 == self.n else None
 
     def table(self) -> TaskTable:
         """Every row as a TaskTable, with the linked predecessors."""
+        c = self._columns
+        if c is not None and c["n"] == self.n and len(self._linked) == 1:
+            c = dict(c)
+            c["pred_ptr"], c["preds"] = self._linked[0][1], self._linked[0][2]
+            return TaskTable(c, details=self.details)
         c = self.columns()
         if self._linked:   # the linked batches' rows take their new lists, the rest keep theirs
             counts = np.array(self.pred_count, np.int64)
