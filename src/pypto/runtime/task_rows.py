@@ -6,9 +6,10 @@ instance of the call), its `CallCost` (the costs and the GM boxes' storages and 
 by every task of a cost class) and the instance's windows (where the boxes are) → the columns
 of `machine.task_table.TaskTable`, made at the end with one numpy conversion per column.
 
-What varies per task is only appended: window, instance, detail, cost class, predecessors and
-the boxes' offsets and extents; what a cost class fixes (storages, layouts, ranks, whether a
-storage bypasses L2) is kept once as a `Template` and extended in whole. A SimTask is made per
+What varies per task is only appended: window, instance, detail, template, predecessors and
+the boxes' offsets and extents; what a cost class fixes (its costs, and its boxes' storages,
+layouts, ranks, whether a storage bypasses L2) is kept once, as a `Template`, and spread over
+its rows by numpy when the columns are made. A SimTask is made per
 row only when someone reads one (`TaskTable.tasks()`): equal, field for field, to the one the
 object path makes (tests/runtime/test_task_rows.py).
 """
@@ -27,10 +28,11 @@ Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 @dataclass(frozen=True)
 class Template:
-    """What one cost class fixes about its tasks' rows."""
+    """What one cost class fixes about its tasks' rows (a task made as an object has one of
+    its own)."""
 
-    cost: int                          # index into TaskRows.costs
-    empty: bool
+    index: int                             # its number in TaskRows.templates
+    cost: tuple[float, ...]                # the COSTS of its tasks
     reads: tuple[tuple[int, int], ...]     # (tile op, region) of each read box, in order
     writes: tuple[tuple[int, int], ...]
     read_static: tuple                     # (storages, ranks, shapes flat, itemsizes, uncached)
@@ -46,14 +48,12 @@ class TaskRows:
         self.window: list[int] = []
         self.instance: list[int] = []
         self.detail: list[int] = []
-        self.cost: list[int] = []
+        self.template_of: list[int] = []
         self.pred_count: list[int] = []
         self.preds: list[int] = []
-        self.box_count = {"read": [], "write": []}
-        self.static = {"read": ([], [], [], [], []), "write": ([], [], [], [], [])}
         self.offs = {"read": [], "write": []}
         self.ext = {"read": [], "write": []}
-        self.costs: list[tuple[float, ...]] = []
+        self.templates: list[Template] = []
         self.details: list[TaskDetail] = []
         self._templates: dict[int, tuple[Any, Template]] = {}   # id(CallCost) -> it, template
         self._detail_codes: dict[int, tuple[Any, int]] = {}     # id(key object) -> it, code
@@ -82,16 +82,20 @@ class TaskRows:
         if found is not None:
             return found[1]
         t = cost.totals
-        index = len(self.costs)
-        self.costs.append(tuple(float(getattr(t, k)) for k in COSTS))
-        template = Template(
-            index, not (t.mte2_bytes or t.mte3_bytes or t.vector_cycles or t.cube_cycles),
+        template = self._new_template(
+            tuple(float(getattr(t, k)) for k in COSTS),
             tuple((at, i) for _, at, i, _ in cost.reads),
             tuple((at, i) for _, at, i, _ in cost.writes),
-            _static(cost.reads, uncached), _static(cost.writes, uncached),
+            _static([(sid, layout) for sid, _, _, layout in cost.reads], uncached),
+            _static([(sid, layout) for sid, _, _, layout in cost.writes], uncached),
             tuple((k, sid, layout[1]) for k, (sid, _, _, layout) in enumerate(cost.writes)
                   if sid in metered))
         self._templates[id(cost)] = (cost, template)
+        return template
+
+    def _new_template(self, *fields: Any) -> Template:
+        template = Template(len(self.templates), *fields)
+        self.templates.append(template)
         return template
 
     def add(self, window: int, instance: int, detail: int, template: Template,
@@ -100,18 +104,18 @@ class TaskRows:
         self.window.append(window)
         self.instance.append(instance)
         self.detail.append(detail)
-        self.cost.append(template.cost)
+        self.template_of.append(template.index)
         self.pred_count.append(len(preds))
         self.preds.extend(preds)
-        for prefix, where, static in (("read", template.reads, template.read_static),
-                                      ("write", template.writes, template.write_static)):
-            self.box_count[prefix].append(len(where))
-            if not where:
-                continue
-            for column, values in zip(self.static[prefix], static):
-                column.extend(values)
-            offs, ext = self.offs[prefix], self.ext[prefix]
-            for at, i in where:
+        if template.reads:
+            offs, ext = self.offs["read"], self.ext["read"]
+            for at, i in template.reads:
+                o, v = windows[at][i]
+                offs.extend(o)
+                ext.extend(v)
+        if template.writes:
+            offs, ext = self.offs["write"], self.ext["write"]
+            for at, i in template.writes:
                 o, v = windows[at][i]
                 offs.extend(o)
                 ext.extend(v)
@@ -120,41 +124,35 @@ class TaskRows:
 
     def add_task(self, task: SimTask, detail: int) -> int:
         """Append a task made as an object (a whole op's, a grid tile's): its own costs and
-        boxes."""
+        boxes, as a template of its own."""
+        template = self._new_template(
+            tuple(float(getattr(task, k)) for k in COSTS), (), (),
+            _static([(sid, layout) for (sid, _, _), layout in
+                     zip(task.reads, task.read_layouts)], task.uncached),
+            _static([(sid, layout) for (sid, _, _), layout in
+                     zip(task.writes, task.write_layouts)], task.uncached), ())
+        for prefix, boxes in (("read", task.reads), ("write", task.writes)):
+            for _, o, v in boxes:
+                self.offs[prefix].extend(o)
+                self.ext[prefix].extend(v)
         self.window.append(task.window)
         self.instance.append(task.instance)
         self.detail.append(detail)
-        self.cost.append(len(self.costs))
-        self.costs.append(tuple(float(getattr(task, k)) for k in COSTS))
+        self.template_of.append(template.index)
         self.pred_count.append(len(task.preds))
         self.preds.extend(task.preds)
-        for prefix, boxes, layouts in (("read", task.reads, task.read_layouts),
-                                       ("write", task.writes, task.write_layouts)):
-            self.box_count[prefix].append(len(boxes))
-            sids, ranks, shapes, sizes, uncached = self.static[prefix]
-            for (sid, o, v), (shape, size) in zip(boxes, layouts):
-                sids.append(sid)
-                ranks.append(len(shape))
-                shapes.extend(shape)
-                sizes.append(size)
-                uncached.append(sid in task.uncached)
-                self.offs[prefix].extend(o)
-                self.ext[prefix].extend(v)
         self.n += 1
         return self.n - 1
 
     # ---- reading back ----
     def write_boxes(self, row: int) -> list[tuple[Box, float]]:
         """The GM boxes row `row` writes, with their itemsizes (to meter a moved instance)."""
-        counts = self.box_count["write"]
-        first = sum(counts[:row])
-        sids, ranks, _, sizes, _ = self.static["write"]
-        d0 = sum(ranks[:first])
+        d0 = sum(sum(self.templates[t].write_static[1]) for t in self.template_of[:row])
+        sids, ranks, _, sizes, _ = self.templates[self.template_of[row]].write_static
+        offs, ext = self.offs["write"], self.ext["write"]
         out = []
-        for b in range(first, first + counts[row]):
-            r = ranks[b]
-            out.append(((sids[b], tuple(self.offs["write"][d0:d0 + r]),
-                         tuple(self.ext["write"][d0:d0 + r])), sizes[b]))
+        for sid, r, size in zip(sids, ranks, sizes):
+            out.append(((sid, tuple(offs[d0:d0 + r]), tuple(ext[d0:d0 + r])), size))
             d0 += r
         return out
 
@@ -172,12 +170,14 @@ class TaskRows:
         c["instance"] = np.array(self.instance[start:end], np.int64)
         detail = np.array(self.detail[start:end], np.int64)
         c["detail"] = detail
-        kinds = np.array([d.core != "AIC" for d in self.details], np.int8)
-        c["kind"] = kinds[detail] if len(kinds) else np.zeros(0, np.int8)
-        cost = np.array(self.cost[start:end], np.int64)
-        table = np.array(self.costs, np.float64).reshape(len(self.costs), len(COSTS))
+        kinds = np.array([d.core != "AIC" for d in self.details] + [False], np.int8)
+        c["kind"] = kinds[detail]
+        every = np.array(self.template_of, np.int64)   # (all rows: where their dims start)
+        template = every[start:end]
+        costs = np.array([t.cost for t in self.templates], np.float64).reshape(
+            len(self.templates), len(COSTS))
         for k, name in enumerate(COSTS):
-            c[name] = table[cost, k]
+            c[name] = costs[template, k]
         c["empty"] = ~(c["mte2_bytes"].astype(bool) | c["mte3_bytes"].astype(bool)
                        | c["vector_cycles"].astype(bool) | c["cube_cycles"].astype(bool))
         c["empty"] = c["empty"].astype(np.uint8)
@@ -185,23 +185,40 @@ class TaskRows:
         c["pred_ptr"] = pred_ptr[start:end + 1] - pred_ptr[start]
         c["preds"] = np.array(self.preds[pred_ptr[start]:pred_ptr[end]], np.int64)
         for prefix in ("read", "write"):
-            c.update(self._box_columns(prefix, start, end))
+            c.update(self._box_columns(prefix, every, start, end))
         return c
 
-    def _box_columns(self, prefix: str, start: int, end: int) -> dict:
-        ptr = _ptr(self.box_count[prefix])
-        b0, b1 = int(ptr[start]), int(ptr[end])
-        sids, ranks, shapes, sizes, uncached = self.static[prefix]
-        dim_ptr = _ptr(ranks)
-        d0, d1 = int(dim_ptr[b0]), int(dim_ptr[b1])
-        return {f"{prefix}_ptr": ptr[start:end + 1] - b0,
-                f"{prefix}_storage": np.array(sids[b0:b1], np.int64),
-                f"{prefix}_dim_ptr": dim_ptr[b0:b1 + 1] - d0,
+    def _box_columns(self, prefix: str, every: np.ndarray, start: int, end: int) -> dict:
+        """The `prefix` box columns of rows start..end-1: each row's template's storages,
+        layouts and flags spread over its boxes, the offsets and extents as appended."""
+        statics = [t.read_static if prefix == "read" else t.write_static
+                   for t in self.templates]
+        n_boxes = np.array([len(s[0]) for s in statics], np.int64)
+        n_dims = np.array([sum(s[1]) for s in statics], np.int64)
+        sids = np.array([x for s in statics for x in s[0]], np.int64)
+        ranks = np.array([x for s in statics for x in s[1]], np.int64)
+        shapes = np.array([x for s in statics for x in s[2]], np.int64)
+        sizes = np.array([x for s in statics for x in s[3]], np.float64)
+        uncached = np.array([x for s in statics for x in s[4]], np.uint8)
+        box0 = _ptr(n_boxes)[:-1]
+        template = every[start:end]
+        counts = n_boxes[template]
+        ptr = _ptr(counts)
+        # each box of these rows: its template box (the row's first + its place in the row)
+        box = np.repeat(box0[template], counts) + _local(counts)
+        box_ranks = ranks[box]
+        dim_ptr = _ptr(box_ranks)
+        first_dim = np.repeat(_ptr(ranks)[:-1][box], box_ranks) + _local(box_ranks)
+        d0 = int(n_dims[every[:start]].sum())
+        d1 = d0 + int(dim_ptr[-1])
+        return {f"{prefix}_ptr": ptr,
+                f"{prefix}_storage": sids[box],
+                f"{prefix}_dim_ptr": dim_ptr,
                 f"{prefix}_offs": np.array(self.offs[prefix][d0:d1], np.int64),
                 f"{prefix}_ext": np.array(self.ext[prefix][d0:d1], np.int64),
-                f"{prefix}_shape": np.array(shapes[d0:d1], np.int64),
-                f"{prefix}_itemsize": np.array(sizes[b0:b1], np.float64),
-                f"{prefix}_uncached": np.array(uncached[b0:b1], np.uint8)}
+                f"{prefix}_shape": shapes[first_dim],
+                f"{prefix}_itemsize": sizes[box],
+                f"{prefix}_uncached": uncached[box]}
 
     def linked(self, first: int, ptr: np.ndarray, preds: np.ndarray,
                columns: dict | None = None) -> None:
@@ -233,13 +250,20 @@ class TaskRows:
         return TaskTable(c, details=self.details)
 
 
-def _static(boxes: list, uncached: frozenset) -> tuple:
-    """(storages, ranks, shapes flat, itemsizes, bypass L2) of a cost class's boxes."""
-    return (tuple(sid for sid, _, _, _ in boxes),
-            tuple(len(layout[0]) for _, _, _, layout in boxes),
-            tuple(d for _, _, _, layout in boxes for d in layout[0]),
-            tuple(layout[1] for _, _, _, layout in boxes),
-            tuple(sid in uncached for sid, _, _, _ in boxes))
+def _static(boxes: list[tuple[int, tuple]], uncached: frozenset) -> tuple:
+    """(storages, ranks, shapes flat, itemsizes, bypass L2) of boxes given as (storage,
+    layout)."""
+    return (tuple(sid for sid, _ in boxes),
+            tuple(len(layout[0]) for _, layout in boxes),
+            tuple(d for _, layout in boxes for d in layout[0]),
+            tuple(layout[1] for _, layout in boxes),
+            tuple(sid in uncached for sid, _ in boxes))
+
+
+def _local(counts: np.ndarray) -> np.ndarray:
+    """0..count-1 for each count, one after another."""
+    total = int(counts.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(_ptr(counts)[:-1], counts)
 
 
 def _ptr(counts: Any) -> np.ndarray:
