@@ -17,29 +17,23 @@ pytestmark = pytest.mark.skipif(not compiled.available(),
 F32, DYN = pypto.DT_FP32, pypto.DYNAMIC
 
 
-def online_softmax(submit=False):
+def running_state(submit=False):
+    """A pypto.tensor updated by every iteration (first one apart), then read by a second
+    loop: links across instances, windows of 4."""
     @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 4})
-    def k(x: pypto.Tensor([8, DYN], F32), y: pypto.Tensor([8, DYN], F32)):
-        pypto.set_vec_tile_shapes(8, 16)
-        n = x.shape[1]
-        m = pypto.tensor([8, 1], F32, "m")
-        s = pypto.tensor([8, 1], F32, "s")
-        for j in pypto.loop(0, n, 16, name="S"):
-            blk = pypto.view(x, [8, 16], [0, j])
-            bmax = pypto.amax(blk, dim=-1, keepdim=True)
-            if pypto.is_loop_begin(j):
-                m[:] = bmax
-                s[:] = pypto.sum(pypto.exp(blk - bmax), dim=-1, keepdim=True)
+    def k(x: pypto.Tensor([DYN, 64], F32), y: pypto.Tensor([16, 64], F32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        acc = pypto.tensor([16, 64], F32, "acc")
+        for i in pypto.loop(0, x.shape[0], 16, name="S"):
+            blk = pypto.view(x, [16, 64], [i, 0])
+            if pypto.is_loop_begin(i):
+                acc[:] = blk * 1.0
             else:
-                m_new = pypto.maximum(m, bmax)
-                s[:] = s * pypto.exp(m - m_new) + pypto.sum(pypto.exp(blk - m_new), dim=-1,
-                                                             keepdim=True)
-                m[:] = m_new
-        for j in pypto.loop(0, n, 16, name="W", submit_before_loop=submit):
-            blk = pypto.view(x, [8, 16], [0, j])
-            y[:, j:] = pypto.exp(blk - m) / s
+                acc[:] = acc * 0.5 + blk
+        for j in pypto.loop(0, 64, 16, name="W", submit_before_loop=submit):
+            y[:, j:] = pypto.exp(pypto.view(acc, [16, 16], [0, j]))
 
-    return k, (torch.randn(8, 160), torch.zeros(8, 160))
+    return k, (torch.randn(160, 64), torch.zeros(16, 64))
 
 
 def matmul_exp():
@@ -90,9 +84,9 @@ def budget_windows():
     return k, (torch.randn(512, 64).half(), torch.randn(64, 64).half(), torch.zeros(512, 64))
 
 
-CASES = {"online softmax": online_softmax, "matmul exp": matmul_exp,
+CASES = {"running state": running_state, "matmul exp": matmul_exp,
          "whole reshape": reshape_whole, "NONE_CACHEABLE": uncached_rows,
-         "submit_before_loop": lambda: online_softmax(submit=True),
+         "submit_before_loop": lambda: running_state(submit=True),
          "workspace budget": budget_windows}
 
 

@@ -9,9 +9,9 @@ of `machine.task_table.TaskTable`, made at the end with one numpy conversion per
 What varies per task is only appended: window, instance, detail, template, predecessors and
 the boxes' offsets and extents; what a cost class fixes (its costs, and its boxes' storages,
 layouts, ranks, whether a storage bypasses L2) is kept once, as a `Template`, and spread over
-its rows by numpy when the columns are made. A SimTask is made per
-row only when someone reads one (`TaskTable.tasks()`): equal, field for field, to the one the
-object path makes (tests/runtime/test_task_rows.py).
+its rows by numpy when the columns are made. A SimTask is made per row only when someone reads
+one (`TaskTable.tasks()`): equal, field for field, to the one the object path makes
+(tests/runtime/test_task_rows.py).
 """
 from __future__ import annotations
 
@@ -107,15 +107,9 @@ class TaskRows:
         self.template_of.append(template.index)
         self.pred_count.append(len(preds))
         self.preds.extend(preds)
-        if template.reads:
-            offs, ext = self.offs["read"], self.ext["read"]
-            for at, i in template.reads:
-                o, v = windows[at][i]
-                offs.extend(o)
-                ext.extend(v)
-        if template.writes:
-            offs, ext = self.offs["write"], self.ext["write"]
-            for at, i in template.writes:
+        for prefix, where in (("read", template.reads), ("write", template.writes)):
+            offs, ext = self.offs[prefix], self.ext[prefix]
+            for at, i in where:
                 o, v = windows[at][i]
                 offs.extend(o)
                 ext.extend(v)
