@@ -91,10 +91,13 @@ def _phase_clocks(parts: dict[str, float]):
                 parts[key] += time.process_time() - start
         return wrapper
 
+    # stitching's links: window by window (`_link`, the Python core) or in batches of
+    # windows at flush (`_link_batch`, the compiled core; it falls back to `_link` only for
+    # tasks it cannot table, none of these kernels)
     saved = [(K, "compile_program"), (K.JitKernel, "_trace"), (K.JitKernel, "_execute"),
-             (K, "simulate"), (P, "link"), (Stitcher, "_link")]
+             (K, "simulate"), (P, "link"), (Stitcher, "_link"), (Stitcher, "_link_batch")]
     originals = [getattr(obj, name) for obj, name in saved]
-    keys = ["compile", "trace", "execute", "simulate", "deps", "stitch"]
+    keys = ["compile", "trace", "execute", "simulate", "deps", "stitch", "stitch"]
     for (obj, name), key, fn in zip(saved, keys, originals):
         setattr(obj, name, timed(key, fn))
     try:
