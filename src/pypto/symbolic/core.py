@@ -53,22 +53,56 @@ class Sym(Expr):
         return self.label or self.name
 
 
+# NOTE: a compound node keeps its hash and its text once computed (`_hash`, `_text`): both
+# recurse through the whole tree, and compiling asks for them over and over (dict keys of
+# generated code, the order of a polynomial's terms). Neither takes part in equality, and a
+# pickled node is rebuilt from its fields (`__reduce__`): a hash is only valid in the process
+# that computed it.
+
 @dataclass(frozen=True, slots=True)
 class Bin(Expr):
     op: str
     a: Expr
     b: Expr
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.op, self.a, self.b))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self) -> tuple:
+        return Bin, (self.op, self.a, self.b)
 
     def __repr__(self) -> str:
-        if self.op in ("min", "max"):
-            return f"{self.op}({self.a!r}, {self.b!r})"
-        return f"({self.a!r}{_BIN_TEXT[self.op]}{self.b!r})"
+        text = self._text
+        if text is None:
+            if self.op in ("min", "max"):
+                text = f"{self.op}({self.a!r}, {self.b!r})"
+            else:
+                text = f"({self.a!r}{_BIN_TEXT[self.op]}{self.b!r})"
+            object.__setattr__(self, "_text", text)
+        return text
 
 
 @dataclass(frozen=True, slots=True)
 class Un(Expr):
     op: str
     a: Expr
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.op, self.a))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self) -> tuple:
+        return Un, (self.op, self.a)
 
     def __repr__(self) -> str:
         return f"{_UN_TEXT[self.op]}({self.a!r})"
@@ -81,6 +115,17 @@ class Select(Expr):
     cond: Expr
     a: Expr
     b: Expr
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.cond, self.a, self.b))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self) -> tuple:
+        return Select, (self.cond, self.a, self.b)
 
     def __repr__(self) -> str:
         return f"({self.cond!r} ? {self.a!r} : {self.b!r})"
