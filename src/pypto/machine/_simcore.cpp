@@ -322,6 +322,8 @@ class Simulator {
         if (dense_ids) { pos_of.assign(most + 1, -1); pos_window.assign(most + 1, 0); }
         last.assign(threads + 1, -1);
         const i64 n = t.n;
+        flow_pred.reserve(size_t(t.pred_ptr[n]));   // (at most one flow per edge)
+        flow_succ.reserve(size_t(t.pred_ptr[n]));
         auto column = [n](py::array_t<double> &a, double fill) {
             a = py::array_t<double>(n);
             std::fill(a.mutable_data(), a.mutable_data() + n, fill);
@@ -782,6 +784,15 @@ py::array_t<T> out(const std::vector<T> &v) {
     return a;
 }
 
+// a vector handed over to numpy without a copy: the array owns it (NOTE: the large outputs,
+// flows and records, were copied once more and their fresh pages faulted in twice)
+template <typename T>
+py::array_t<T> out(std::vector<T> &&v) {
+    auto *owned = new std::vector<T>(std::move(v));
+    py::capsule free_it(owned, [](void *p) { delete static_cast<std::vector<T> *>(p); });
+    return py::array_t<T>({owned->size()}, {sizeof(T)}, owned->data(), free_it);
+}
+
 Accesses accesses(const py::dict &d, const std::string &p, i64 n) {
     Accesses a;
     static_cast<Boxes &>(a) = boxes(d, p, n);
@@ -838,18 +849,21 @@ py::dict run(const py::dict &table, const py::dict &constants) {
     }
     for (size_t i = 0; i < n; ++i) if (!std::isnan(sim.start[i])) hit += sim.hit[i];
     for (size_t i = 0; i < n; ++i) if (!std::isnan(sim.start[i])) hbm += sim.hbm[i];
-    std::vector<i64> rt, rk, rc, rw;
-    std::vector<double> rs, re;
-    for (auto &r : sim.records) {
-        rt.push_back(r.thread); rk.push_back(r.kind); rs.push_back(r.start);
-        re.push_back(r.end); rc.push_back(r.count); rw.push_back(r.window);
+    const size_t nr = sim.records.size();
+    std::vector<i64> rt(nr), rk(nr), rc(nr), rw(nr);
+    std::vector<double> rs(nr), re(nr);
+    for (size_t k = 0; k < nr; ++k) {
+        const Record &r = sim.records[k];
+        rt[k] = r.thread; rk[k] = r.kind; rs[k] = r.start;
+        re[k] = r.end; rc[k] = r.count; rw[k] = r.window;
     }
     py::dict o;
     o["core"] = sim.core_out; o["start"] = sim.start_out; o["end"] = sim.end_out;
     o["hit"] = sim.hit_out; o["hbm"] = sim.hbm_out; o["ready"] = sim.ready_out;
-    o["flow_pred"] = out(sim.flow_pred); o["flow_succ"] = out(sim.flow_succ);
-    o["record_thread"] = out(rt); o["record_kind"] = out(rk); o["record_start"] = out(rs);
-    o["record_end"] = out(re); o["record_count"] = out(rc); o["record_window"] = out(rw);
+    o["flow_pred"] = out(std::move(sim.flow_pred)); o["flow_succ"] = out(std::move(sim.flow_succ));
+    o["record_thread"] = out(std::move(rt)); o["record_kind"] = out(std::move(rk));
+    o["record_start"] = out(std::move(rs)); o["record_end"] = out(std::move(re));
+    o["record_count"] = out(std::move(rc)); o["record_window"] = out(std::move(rw));
     o["window"] = out(sim.win_number); o["window_instances"] = out(sim.win_instances);
     o["window_tasks"] = out(sim.win_tasks); o["window_cross_edges"] = out(sim.win_cross);
     o["build_end"] = sim.build_end_;
