@@ -22,7 +22,7 @@ import numpy as np
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRunColumns
 from pypto.machine.scheduling import SchedulerThreads
 from pypto.machine.spec import MachineSpec
-from pypto.machine.stats import Tally, run_stats
+from pypto.machine.stats import Tally, in_order_sum, run_stats
 from pypto.machine.task_table import TaskTable, UnsupportedTasks
 from pypto.machine.timing import CoreTiming
 
@@ -134,7 +134,7 @@ def simulate_compiled(tasks: Sequence[SimTask] | TaskTable, spec: MachineSpec, k
     (tally.first, tally.last, tally.busy_aic, tally.busy_aiv, tally.tasks, tally.tasks_aiv,
      tally.empty, tally.read, tally.write, tally.hit, tally.hbm) = out["tally"]
     stats = run_stats(tally, len(ran), spec.aic, spec.aiv, out["build_end"], window_stats,
-                      spans[kinds == 0].tolist(), spans[kinds != 0].tolist(),
+                      in_order_sum(spans[kinds == 0]), in_order_sum(spans[kinds != 0]),
                       SchedulerThreads(spec, sched_threads).count,
                       float(spec.aicpu["start_cycles"]))
     lazy = {"tasks": columns.runs,

@@ -42,7 +42,7 @@ from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
 from pypto.machine.scheduling import (Cores, SchedulerThreads, WindowGraph, WindowRun,
                                       build_cycles)
 from pypto.machine.spec import MachineSpec
-from pypto.machine.stats import Tally, run_stats
+from pypto.machine.stats import Tally, in_order_sum, run_stats
 from pypto.machine.task_table import TaskTable
 from pypto.machine.timing import (CoreTiming, lead_cycles, tail_cycles, task_cycles,
                                   task_terms)
@@ -276,8 +276,9 @@ class Simulator:
             runs = [where[id(t)] for t in tasks if id(t) in where]
             self.tally.add_runs(runs)
         stats = run_stats(self.tally, len(runs), self.spec.aic, self.spec.aiv, build_end,
-                          window_stats, [r.end - r.start for r in self.builds],
-                          [r.end - r.start for r in self.threads.records], self.threads.count,
+                          window_stats, in_order_sum([r.end - r.start for r in self.builds]),
+                          in_order_sum([r.end - r.start for r in self.threads.records]),
+                          self.threads.count,
                           float(self.spec.aicpu["start_cycles"]))
         return SimResult(kernel, self.spec.clock_mhz, self.spec.aic, self.spec.aiv, runs,
                          self.aicpu, self.flows, stats)

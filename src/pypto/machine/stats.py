@@ -8,6 +8,8 @@ from functools import reduce
 from operator import add, attrgetter
 from typing import Any
 
+import numpy as np
+
 from pypto.machine.result import SimTask, TaskRun
 
 
@@ -59,12 +61,21 @@ class Tally:
                    for name in ("start", "end", "l2_hit_bytes", "hbm_bytes")))
 
 
+def in_order_sum(values: Any) -> float:
+    """Python's `sum` of floats, first to last, of a list or a numpy array (an array's running
+    sum adds in the same order, where its `.sum()` would pair them)."""
+    if isinstance(values, np.ndarray):
+        return float(np.add.accumulate(values)[-1]) if len(values) else 0
+    return sum(values)
+
+
 def run_stats(tally: Tally, runs: int, aic: int, aiv: int, build_end: float,
-              windows: list[tuple], builds: list[float], sched: list[float],
+              windows: list[tuple], builds: float, sched: float,
               threads: int, host_start: float = 0.0) -> dict[str, Any]:
     """The stats dict; `windows`: (instances, tasks, cross edges, workspace) per window;
-    `builds`, `sched`: the durations of the control thread's builds and of the scheduler
-    threads' records, in order (summed by `sum`, as every core sums them); `host_start`: the
+    `builds`, `sched`: the summed durations of the control thread's builds and of the
+    scheduler threads' records, added in record order from 0 (`in_order_sum`, as every
+    core sums them); `host_start`: the
     host's launch and the AICPU's start-up before the first build, which a host-side timer
     sees on top of e2e (the guide's "E2E")."""
     first = tally.first if runs else 0.0
@@ -90,8 +101,8 @@ def run_stats(tally: Tally, runs: int, aic: int, aiv: int, build_end: float,
         "windows": len(windows),
         "instances": sum(w[0] for w in windows),
         "cross_edges": sum(w[2] for w in windows),
-        "aicpu_build_cycles": sum(builds),
-        "aicpu_sched_cycles": sum(sched),
+        "aicpu_build_cycles": builds,
+        "aicpu_sched_cycles": sched,
         "sched_threads": threads,
         "workspace_bytes": max((w[3] for w in windows), default=0),
     }
