@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pypto.gc_pause import gc_paused
 from pypto.machine.result import SimTask
 
 # the cost-model inputs of a task, one float64 column each (mte1_bytes is not simulated: the
@@ -68,58 +69,75 @@ class TaskTable:
         return self.columns["n"]
 
     def tasks(self) -> Sequence[SimTask]:
-        """Every row's SimTask, in row order."""
+        """Every row's SimTask, in row order (made all at once from the columns as lists:
+        indexing numpy arrays element by element cost ~30 us a task)."""
         if self.source is None:
-            self.source = [self._make(i) for i in range(len(self))]
+            with gc_paused():   # (tens of thousands of tuples: no collection midway)
+                self.source = self._make_all()
         return self.source
 
-    def _make(self, i: int) -> SimTask:
-        c, names = self.columns, self.names
+    def _make_all(self) -> list[SimTask]:
+        c, names, n = self.columns, self.names, len(self)
+
+        def column(key: str) -> list:
+            return np.asarray(c[key]).tolist() if key in c else [0] * n
+
+        ids, windows, instances = column("id"), column("window"), column("instance")
+        empty = column("empty")
+        costs = [(key, column(key)) for key in COSTS if key in c]
+        pred_ptr, preds = column("pred_ptr"), column("preds")
+        boxes = {prefix: _BoxLists(c, prefix) for prefix in ("read", "write")}
         if self.details is not None:
-            d = self.details[int(c["detail"][i])]
-            task = SimTask(int(c["id"][i]), int(c["window"][i]), int(c["instance"][i]), d.root,
-                           d.root_index, d.call, d.leaf, d.leaf_index, d.core, d.label,
-                           uncached=d.uncached, inputs=d.inputs, outputs=d.outputs,
-                           merge=d.merge)
-            self._fill(task, i)
-            return task
+            detail = column("detail")
+            made = [SimTask(ids[i], windows[i], instances[i], d.root, d.root_index, d.call,
+                            d.leaf, d.leaf_index, d.core, d.label, uncached=d.uncached,
+                            inputs=d.inputs, outputs=d.outputs, merge=d.merge)
+                    for i, d in zip(range(n), map(self.details.__getitem__, detail))]
+        else:
+            def name(kind: str) -> list[str]:
+                return [names[kind][k] for k in column(f"{kind}_code")] if kind in names \
+                    else [""] * n
+            roots, leaves, labels = name("root"), name("leaf"), name("label")
+            root_index, call, leaf_index = column("root_index"), column("call"), \
+                column("leaf_index")
+            kind = column("kind")
+            made = [SimTask(ids[i], windows[i], instances[i], roots[i], root_index[i], call[i],
+                            leaves[i], leaf_index[i], "AIV" if kind[i] else "AIC", labels[i])
+                    for i in range(n)]
+        for i, task in enumerate(made):
+            task.empty = bool(empty[i])
+            for key, values in costs:
+                setattr(task, key, values[i])
+            task.preds = preds[pred_ptr[i]:pred_ptr[i + 1]]
+            uncached = boxes["read"].fill(i, task.reads, task.read_layouts)
+            uncached |= boxes["write"].fill(i, task.writes, task.write_layouts)
+            if self.details is None:
+                task.uncached = frozenset(uncached)
+        return made
 
-        def name(kind: str) -> str:
-            return names[kind][int(c[f"{kind}_code"][i])] if kind in names else ""
 
-        def number(key: str) -> int:
-            return int(c[key][i]) if key in c else 0
+class _BoxLists:
+    """One box CSR of a table as Python lists, to fill the tasks' boxes from."""
 
-        task = SimTask(int(c["id"][i]), int(c["window"][i]), int(c["instance"][i]),
-                       name("root"), number("root_index"), number("call"), name("leaf"),
-                       number("leaf_index"), "AIV" if c["kind"][i] else "AIC", name("label"))
-        uncached = self._fill(task, i)
-        task.uncached = frozenset(uncached)
-        return task
+    def __init__(self, c: dict, prefix: str):
+        def column(key: str) -> list:
+            return np.asarray(c[f"{prefix}_{key}"]).tolist()
+        self.ptr, self.dims, self.storage = column("ptr"), column("dim_ptr"), column("storage")
+        self.offs, self.ext, self.shape = column("offs"), column("ext"), column("shape")
+        self.size = [int(x) if x.is_integer() else x for x in column("itemsize")]
+        self.uncached = column("uncached")
 
-    def _fill(self, task: SimTask, i: int) -> set[int]:
-        """Row i's costs, predecessors and boxes into `task`; returns the storages of its boxes
-        that bypass L2."""
-        c = self.columns
-        task.empty = bool(c["empty"][i])
-        for key in COSTS:
-            if key in c:
-                setattr(task, key, float(c[key][i]))
-        task.preds = c["preds"][c["pred_ptr"][i]:c["pred_ptr"][i + 1]].tolist()
+    def fill(self, i: int, boxes: list, layouts: list) -> set[int]:
+        """Row i's boxes and layouts into these lists; the storages that bypass L2."""
         uncached = set()
-        for prefix, boxes, layouts in (("read", task.reads, task.read_layouts),
-                                       ("write", task.writes, task.write_layouts)):
-            ptr, dims = c[f"{prefix}_ptr"], c[f"{prefix}_dim_ptr"]
-            for b in range(int(ptr[i]), int(ptr[i + 1])):
-                d0, d1 = int(dims[b]), int(dims[b + 1])
-                storage = int(c[f"{prefix}_storage"][b])
-                boxes.append((storage, tuple(c[f"{prefix}_offs"][d0:d1].tolist()),
-                              tuple(c[f"{prefix}_ext"][d0:d1].tolist())))
-                size = float(c[f"{prefix}_itemsize"][b])
-                layouts.append((tuple(c[f"{prefix}_shape"][d0:d1].tolist()),
-                                int(size) if size.is_integer() else size))
-                if c[f"{prefix}_uncached"][b]:
-                    uncached.add(storage)
+        dims = self.dims
+        for b in range(self.ptr[i], self.ptr[i + 1]):
+            d0, d1 = dims[b], dims[b + 1]
+            storage = self.storage[b]
+            boxes.append((storage, tuple(self.offs[d0:d1]), tuple(self.ext[d0:d1])))
+            layouts.append((tuple(self.shape[d0:d1]), self.size[b]))
+            if self.uncached[b]:
+                uncached.add(storage)
         return uncached
 
 
