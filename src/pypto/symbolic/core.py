@@ -59,6 +59,12 @@ class Sym(Expr):
 # pickled node is rebuilt from its fields (`__reduce__`): a hash is only valid in the process
 # that computed it.
 
+def _remember_hash(node: Expr, fields: tuple) -> int:
+    h = hash(fields)
+    object.__setattr__(node, "_hash", h)
+    return h
+
+
 @dataclass(frozen=True, slots=True)
 class Bin(Expr):
     op: str
@@ -69,10 +75,7 @@ class Bin(Expr):
 
     def __hash__(self) -> int:
         h = self._hash
-        if h is None:
-            h = hash((self.op, self.a, self.b))
-            object.__setattr__(self, "_hash", h)
-        return h
+        return h if h is not None else _remember_hash(self, (self.op, self.a, self.b))
 
     def __reduce__(self) -> tuple:
         return Bin, (self.op, self.a, self.b)
@@ -96,10 +99,7 @@ class Un(Expr):
 
     def __hash__(self) -> int:
         h = self._hash
-        if h is None:
-            h = hash((self.op, self.a))
-            object.__setattr__(self, "_hash", h)
-        return h
+        return h if h is not None else _remember_hash(self, (self.op, self.a))
 
     def __reduce__(self) -> tuple:
         return Un, (self.op, self.a)
@@ -119,10 +119,7 @@ class Select(Expr):
 
     def __hash__(self) -> int:
         h = self._hash
-        if h is None:
-            h = hash((self.cond, self.a, self.b))
-            object.__setattr__(self, "_hash", h)
-        return h
+        return h if h is not None else _remember_hash(self, (self.cond, self.a, self.b))
 
     def __reduce__(self) -> tuple:
         return Select, (self.cond, self.a, self.b)
