@@ -252,9 +252,8 @@ class Stitcher:
         self.instances_in_window, self.calls_in_window = 1, self._instance_calls
         if self.rows is not None:
             self.rows.move(first, self.window)
-            for row in range(first, len(self.rows)):
-                for acc, itemsize in self.rows.write_boxes(row):
-                    self.meter.add_box(acc, itemsize)
+            for acc, itemsize in self.rows.write_boxes_from(first):
+                self.meter.add_box(acc, itemsize)
         else:
             for t in self._objects[first:]:
                 t.window, t.instance = self.window, 0

@@ -139,15 +139,18 @@ class TaskRows:
         return self.n - 1
 
     # ---- reading back ----
-    def write_boxes(self, row: int) -> list[tuple[Box, float]]:
-        """The GM boxes row `row` writes, with their itemsizes (to meter a moved instance)."""
-        d0 = sum(sum(self.templates[t].write_static[1]) for t in self.template_of[:row])
-        sids, ranks, _, sizes, _ = self.templates[self.template_of[row]].write_static
+    def write_boxes_from(self, first: int) -> list[tuple[Box, float]]:
+        """The GM boxes rows `first`.. (the last rows: the instance a workspace budget moves)
+        write, with their itemsizes. (Their dims are counted back from the end: a move costs
+        its own rows, not the run's.)"""
+        statics = [self.templates[t].write_static for t in self.template_of[first:]]
         offs, ext = self.offs["write"], self.ext["write"]
+        d0 = len(offs) - sum(sum(ranks) for _, ranks, _, _, _ in statics)
         out = []
-        for sid, r, size in zip(sids, ranks, sizes):
-            out.append(((sid, tuple(offs[d0:d0 + r]), tuple(ext[d0:d0 + r])), size))
-            d0 += r
+        for sids, ranks, _, sizes, _ in statics:
+            for sid, r, size in zip(sids, ranks, sizes):
+                out.append(((sid, tuple(offs[d0:d0 + r]), tuple(ext[d0:d0 + r])), size))
+                d0 += r
         return out
 
     def move(self, first: int, window: int) -> None:
