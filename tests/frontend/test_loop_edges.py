@@ -107,3 +107,35 @@ def test_begin_on_a_later_copy_is_false_and_end_implied_true():
     later = [s for n, s in enumerate(seen) if n % 2 == 1]   # copy 1 of every trace
     assert all(begin == "0" for begin, _ in later)
     assert any(end == "1" for _, end in later)    # after copy 0 was the last
+
+
+def test_a_negative_step_unrolled_computes_what_the_plain_loop_does():
+    """Walking the blocks backwards (step -16): a later copy is never the first iteration
+    there either, and every trip count gives the plain loop's result."""
+    def make(unroll_list):
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([DYN, 64], F32), y: pypto.Tensor([DYN, 64], F32)):
+            pypto.set_vec_tile_shapes(ROWS, 64)
+            n = x.shape[0]
+            for i in pypto.loop(n - ROWS, -ROWS, -ROWS, name="L", unroll_list=unroll_list):
+                v = pypto.view(x, [ROWS, 64], [i.max(0), 0],
+                               valid_shape=[(i + ROWS).max(0).min(ROWS), 64])
+                if pypto.is_loop_begin(i):
+                    w = v * 2.0
+                elif pypto.is_loop_end(i):
+                    w = v * 3.0
+                else:
+                    w = v + 1.0
+                y[i.max(0):, :] = w
+        return k
+
+    plain, unrolled = make(None), make([3])
+    for blocks in range(1, 8):
+        x = torch.rand(blocks * ROWS, 64)
+        y_plain, y_unrolled = torch.zeros_like(x), torch.zeros_like(x)
+        plain(x, y_plain)
+        unrolled(x, y_unrolled)
+        assert torch.equal(y_plain, y_unrolled), blocks
+    # copy 0 first: the loop ends on copy 1, 2 or after (its own end test is the skipped
+    # elif) = 3 paths; copy 0 not first: it ends on copy 0, 1, 2 or after = 4 paths
+    assert paths(unrolled) == {3: 7}
