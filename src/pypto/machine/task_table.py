@@ -157,11 +157,16 @@ def task_table(tasks: Sequence[SimTask]) -> dict:
     return table
 
 
-def _ptr(rows: list[list]) -> np.ndarray:
-    """The CSR row pointer of `rows`: row i is items ptr[i]..ptr[i+1]-1."""
-    ptr = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum([len(r) for r in rows], out=ptr[1:])
+def counts_ptr(counts: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The CSR row pointer of rows of these lengths: row i is items ptr[i]..ptr[i+1]-1."""
+    ptr = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
     return ptr
+
+
+def _ptr(rows: list[list]) -> np.ndarray:
+    """The CSR row pointer of `rows`."""
+    return counts_ptr([len(r) for r in rows])
 
 
 def csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

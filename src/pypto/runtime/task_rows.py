@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from pypto.machine.result import SimTask
-from pypto.machine.task_table import COSTS, TaskDetail, TaskTable
+from pypto.machine.task_table import COSTS, TaskDetail, TaskTable, counts_ptr
 
 Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 
@@ -178,7 +178,7 @@ class TaskRows:
         c["empty"] = ~(c["mte2_bytes"].astype(bool) | c["mte3_bytes"].astype(bool)
                        | c["vector_cycles"].astype(bool) | c["cube_cycles"].astype(bool))
         c["empty"] = c["empty"].astype(np.uint8)
-        pred_ptr = _ptr(self.pred_count)
+        pred_ptr = counts_ptr(self.pred_count)
         c["pred_ptr"] = pred_ptr[start:end + 1] - pred_ptr[start]
         c["preds"] = np.array(self.preds[pred_ptr[start]:pred_ptr[end]], np.int64)
         for prefix in ("read", "write"):
@@ -197,15 +197,15 @@ class TaskRows:
         shapes = np.array([x for s in statics for x in s[2]], np.int64)
         sizes = np.array([x for s in statics for x in s[3]], np.float64)
         uncached = np.array([x for s in statics for x in s[4]], np.uint8)
-        box0 = _ptr(n_boxes)[:-1]
+        box0 = counts_ptr(n_boxes)[:-1]
         template = every[start:end]
         counts = n_boxes[template]
-        ptr = _ptr(counts)
+        ptr = counts_ptr(counts)
         # each box of these rows: its template box (the row's first + its place in the row)
         box = np.repeat(box0[template], counts) + _local(counts)
         box_ranks = ranks[box]
-        dim_ptr = _ptr(box_ranks)
-        first_dim = np.repeat(_ptr(ranks)[:-1][box], box_ranks) + _local(box_ranks)
+        dim_ptr = counts_ptr(box_ranks)
+        first_dim = np.repeat(counts_ptr(ranks)[:-1][box], box_ranks) + _local(box_ranks)
         d0 = int(n_dims[every[:start]].sum())
         d1 = d0 + int(dim_ptr[-1])
         return {f"{prefix}_ptr": ptr,
@@ -235,14 +235,14 @@ class TaskRows:
         c = self.columns()
         if self._linked:   # the linked batches' rows take their new lists, the rest keep theirs
             counts = np.array(self.pred_count, np.int64)
-            own = _ptr(self.pred_count)
+            own = counts_ptr(self.pred_count)
             pieces, row = [], 0
             for first, ptr, preds in sorted(self._linked, key=lambda b: b[0]):
                 pieces += [np.array(self.preds[own[row]:own[first]], np.int64), preds]
                 row = first + len(ptr) - 1
                 counts[first:row] = np.diff(ptr)
             pieces.append(np.array(self.preds[own[row]:own[-1]], np.int64))
-            c["pred_ptr"] = _ptr(counts)
+            c["pred_ptr"] = counts_ptr(counts)
             c["preds"] = np.concatenate(pieces)
         return TaskTable(c, details=self.details)
 
@@ -260,10 +260,4 @@ def _static(boxes: list[tuple[int, tuple]], uncached: frozenset) -> tuple:
 def _local(counts: np.ndarray) -> np.ndarray:
     """0..count-1 for each count, one after another."""
     total = int(counts.sum())
-    return np.arange(total, dtype=np.int64) - np.repeat(_ptr(counts)[:-1], counts)
-
-
-def _ptr(counts: Any) -> np.ndarray:
-    ptr = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    return ptr
+    return np.arange(total, dtype=np.int64) - np.repeat(counts_ptr(counts)[:-1], counts)
