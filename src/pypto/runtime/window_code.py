@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from pypto.passes.tile_graph import Region, TileOp
 from pypto.symbolic import CodeGen, Const, Expr, reads_elements, tuple_code
+from pypto.symbolic.evaluate import ArrayCodeGen
 
 
 def regions_of(op: TileOp) -> list[Region]:
@@ -105,10 +106,22 @@ def _call_windows(gen: _WindowCode, call: Any) -> tuple[list, list[str]] | None:
     return items, valid
 
 
-def root_windows(calls: list) -> Callable[..., tuple] | None:
+class _ArrayWindowCode(_WindowCode, ArrayCodeGen):
+    """`_WindowCode` over numpy arrays (`ArrayCodeGen`)."""
+
+
+def root_window_arrays(calls: list) -> Callable[..., tuple] | None:
+    """`root_windows` for many instances at once: f(V), V holding a numpy array for some
+    symbols (a loop's indices), gives the same nested result with an array wherever a value
+    varies over them (ints where it does not). For instantiating a loop's root instances in
+    bulk; None where `root_windows` is None."""
+    return root_windows(calls, _ArrayWindowCode)
+
+
+def root_windows(calls: list, code: type = _WindowCode) -> Callable[..., tuple] | None:
     """f(V) -> (vkey, valid key per call, windows per call per tile op) of a root function
     (plan.RootPlan), or None when a window reads tensor elements."""
-    gen = _WindowCode()
+    gen = code()
     per_call, call_keys = [], []       # per call: (code, None) or (None, the constant value)
     templates: dict[tuple, int] = {}   # a call's valid extents, as code -> its number
     for call in calls:

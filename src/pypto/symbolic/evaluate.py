@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+import numpy as np
+
 from pypto.errors import PyptoRuntimeError
 from pypto.symbolic.core import _PY_BIN, _PY_UN, Bin, Const, ElementRead, Expr, Select, Sym, Un
 
@@ -47,6 +49,13 @@ class CodeGen:
     walk per expression cost more than the numerics, one generated function per root does not.
     """
 
+    # the code of each operation, and the names the generated code calls (`ArrayCodeGen`
+    # writes the same expressions over numpy arrays)
+    BIN_CODE = _PY_CODE
+    UN_CODE = _PY_UN_CODE
+    SELECT_CODE = "({a} if {cond} else {b})"
+    SCOPE: dict[str, Any] = {"_min": min, "_max": max}
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self._names: dict = {}         # Expr (or a caller's key) -> local variable
@@ -85,12 +94,13 @@ class CodeGen:
             code = f"V[{e.name!r}]"
         elif isinstance(e, Bin):
             lazy = inline or e.op in ("and", "or")
-            code = _PY_CODE[e.op].format(self.expr(e.a, inline), self.expr(e.b, lazy))
+            code = self.BIN_CODE[e.op].format(self.expr(e.a, inline), self.expr(e.b, lazy))
         elif isinstance(e, Un):
-            code = _PY_UN_CODE[e.op].format(self.expr(e.a, inline))
+            code = self.UN_CODE[e.op].format(self.expr(e.a, inline))
         elif isinstance(e, Select):
             cond = self.expr(e.cond, inline)
-            code = f"({self.expr(e.a, True)} if {cond} else {self.expr(e.b, True)})"
+            code = self.SELECT_CODE.format(a=self.expr(e.a, True), cond=cond,
+                                           b=self.expr(e.b, True))
         elif isinstance(e, ElementRead):
             index = tuple_code([self.expr(i, inline) for i in e.indices])
             self._reads.append(e)
@@ -102,7 +112,7 @@ class CodeGen:
     def function(self, result: str, name: str = "generated") -> Callable[..., Any]:
         """`def name(V, R=None): <lines>; return <result>`, compiled."""
         source = "\n".join([f"def {name}(V, R=None):", *self.lines, f"    return {result}"])
-        scope = {"_min": min, "_max": max, "E": tuple(self._reads), "K": self._objects}
+        scope = {**self.SCOPE, "E": tuple(self._reads), "K": self._objects}
         exec(compile(source, f"<{name}>", "exec"), scope)
         return scope[name]
 
@@ -150,3 +160,32 @@ def evaluate(e: Expr, env: EvalEnv) -> int:
             raise PyptoRuntimeError(f"tensor element {e!r} cannot be read here")
         return env.read_element(e, tuple(evaluate(i, env) for i in e.indices))
     raise TypeError(f"not an expression: {e!r}")
+
+
+def _int(x: Any) -> Any:
+    return np.asarray(x).astype(np.int64)
+
+
+def _truth(x: Any) -> Any:
+    return np.asarray(x) != 0
+
+
+class ArrayCodeGen(CodeGen):
+    """`CodeGen` whose functions take numpy arrays for some symbols (a loop's indices) and
+    compute every expression for all of them at once, elementwise: the same integer
+    arithmetic (numpy's // and % floor as Python's do), min/max by np.minimum/np.maximum,
+    comparisons and logic as 0/1 int64, a select by np.where. NOTE: both arms of a select
+    and both sides of and/or are computed (for all elements); a division by zero in any of
+    them raises FloatingPointError under `np.errstate(divide="raise")`, which callers set, and
+    they then evaluate element by element. Tensor-element reads are not supported (TypeError
+    from `R`)."""
+
+    BIN_CODE = {**_PY_CODE, "min": "_min({}, {})", "max": "_max({}, {})",
+                **{op: f"_int({{}} {sym} {{}})" for op, sym in
+                   (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
+                    ("ge", ">="))},
+                "and": "_int(_truth({}) & _truth({}))", "or": "_int(_truth({}) | _truth({}))"}
+    UN_CODE = {**_PY_UN_CODE, "not": "_int(~_truth({}))"}
+    SELECT_CODE = "_where(_truth({cond}), {a}, {b})"
+    SCOPE = {"_min": np.minimum, "_max": np.maximum, "_int": _int, "_truth": _truth,
+             "_where": np.where}
