@@ -1080,32 +1080,38 @@ py::dict run(const py::dict &window) {
         std::unordered_map<std::pair<i64, i64>, char, PairHash> is_private, creates;
         for (auto &p : private_pairs) is_private[p] = 1;
         for (auto &p : creator_pairs) creates[p] = 1;
-        std::unordered_map<i64, i64> generation;
-        std::unordered_map<i64, std::pair<i64, i64>> producer;   // slot -> (root, instance)
-        std::unordered_map<std::pair<i64, i64>, Index, PairHash> read_index, write_index;
+        // per storage: its slot's current copy (generation), who made it, and the accesses
+        // of that copy. NOTE: an older copy is never looked at again, so its indexes are
+        // dropped when a new copy starts (`Stitcher._link` keys them by (storage, copy))
+        struct Slot {
+            i64 generation = 0;
+            bool made = false;
+            std::pair<i64, i64> producer{0, 0};   // (root, instance) that made the copy
+            Index reads, writes;
+        };
+        std::unordered_map<i64, Slot> slots;
         std::vector<i64> deps, have;
         size_t next_window = 1;
         for (i64 t = 0; t < n; ++t) {
             while (next_window < bounds.size() && t >= bounds[next_window]) {
                 // a new window: nothing links across windows (they run one after another)
-                generation.clear(); producer.clear(); read_index.clear(); write_index.clear();
+                slots.clear();
                 ++next_window;
             }
             const i64 me = instance[t], r = root[t];
             for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
                 const i64 sid = writes.storage[a];
                 if (creates.count({sid, r})) {
-                    auto it = producer.find(sid);
-                    if (it == producer.end() || it->second != std::make_pair(r, me)) {
-                        producer[sid] = {r, me};
-                        ++generation[sid];
+                    Slot &s = slots[sid];
+                    if (!s.made || s.producer != std::make_pair(r, me)) {
+                        s.made = true;
+                        s.producer = {r, me};
+                        ++s.generation;
+                        s.reads = Index();
+                        s.writes = Index();
                     }
                 }
             }
-            auto slot = [&](i64 sid) {
-                auto it = generation.find(sid);
-                return std::make_pair(sid, it == generation.end() ? i64(0) : it->second);
-            };
             deps.clear();
             auto collect = [&](Index &index, const Boxes &b, i64 a) {
                 const bool own_root = is_private.count({r, b.storage[a]}) > 0;
@@ -1117,11 +1123,11 @@ py::dict run(const py::dict &window) {
                 });
             };
             for (i64 a = reads.ptr[t]; a < reads.ptr[t + 1]; ++a)
-                collect(write_index[slot(reads.storage[a])], reads, a);
+                collect(slots[reads.storage[a]].writes, reads, a);
             for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
-                const auto s = slot(writes.storage[a]);
-                collect(write_index[s], writes, a);
-                collect(read_index[s], writes, a);
+                Slot &s = slots[writes.storage[a]];
+                collect(s.writes, writes, a);
+                collect(s.reads, writes, a);
             }
             // the new predecessors: sorted, without those it has
             std::sort(deps.begin(), deps.end());
@@ -1134,18 +1140,18 @@ py::dict run(const py::dict &window) {
             cross += out_ptr[t + 1] - out_ptr[t];
             for (i64 a = reads.ptr[t]; a < reads.ptr[t + 1]; ++a) {
                 const i64 d0 = reads.dim_ptr[a];
-                read_index[slot(reads.storage[a])].add(r, me, id[t], reads.offs + d0,
-                                                       reads.ext + d0, reads.dim_ptr[a + 1] - d0);
+                slots[reads.storage[a]].reads.add(r, me, id[t], reads.offs + d0, reads.ext + d0,
+                                                  reads.dim_ptr[a + 1] - d0);
             }
             for (i64 a = writes.ptr[t]; a < writes.ptr[t + 1]; ++a) {
                 const i64 sid = writes.storage[a], d0 = writes.dim_ptr[a],
                           rank = writes.dim_ptr[a + 1] - d0;
-                const auto s = slot(sid);
+                Slot &s = slots[sid];
                 // a root's private workspace keeps its own root's accesses (-1: no root)
                 const i64 keep_root = is_private.count({r, sid}) ? r : i64(-1);
-                read_index[s].supersede(me, writes.offs + d0, writes.ext + d0, rank, keep_root);
-                write_index[s].supersede(me, writes.offs + d0, writes.ext + d0, rank, keep_root);
-                write_index[s].add(r, me, id[t], writes.offs + d0, writes.ext + d0, rank);
+                s.reads.supersede(me, writes.offs + d0, writes.ext + d0, rank, keep_root);
+                s.writes.supersede(me, writes.offs + d0, writes.ext + d0, rank, keep_root);
+                s.writes.add(r, me, id[t], writes.offs + d0, writes.ext + d0, rank);
             }
         }
     }
