@@ -25,6 +25,11 @@ from pypto.machine.task_table import COSTS, TaskDetail, TaskTable, counts_ptr
 
 Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 
+# the fields of a row, one value each, and the flat ones (a row's predecessors, its boxes'
+# offsets and extents dim by dim, in its template's box order)
+ROW_FIELDS = ("window", "instance", "detail", "template_of", "pred_count")
+FLAT_FIELDS = ("preds", "read_offs", "read_ext", "write_offs", "write_ext")
+
 
 @dataclass(frozen=True)
 class Template:
@@ -57,6 +62,11 @@ class TaskRows:
         self.details: list[TaskDetail] = []
         self._templates: dict[int, tuple[Any, Template]] = {}   # id(CallCost) -> it, template
         self._detail_codes: dict[int, tuple[Any, int]] = {}     # id(key object) -> it, code
+        # rows appended as arrays (`add_segment`), and the lists sealed before each: the lists
+        # above hold rows _list_start.. only
+        self._chunks: list[dict] = []
+        self._list_start = 0
+        self._arrays: tuple[int, dict] | None = None   # (n, every row's arrays), made once
         # the predecessors after linking, per linked batch of rows: (first row, ptr, preds);
         # the columns of a batch of every row
         self._linked: list[tuple[int, np.ndarray, np.ndarray]] = []
@@ -138,12 +148,55 @@ class TaskRows:
         self.n += 1
         return self.n - 1
 
+    def add_segment(self, segment: dict) -> None:
+        """Append rows made as arrays (`runtime.bulk_instances`): the per-row fields of
+        `ROW_FIELDS` and the flat ones of `FLAT_FIELDS`, as `add` would have appended them."""
+        self._seal()
+        self._chunks.append(segment)
+        self.n += len(segment["window"])
+        self._list_start = self.n
+
+    def _seal(self) -> None:
+        """The rows in the lists become a chunk of arrays (the lists start over)."""
+        if self.n > self._list_start:
+            self._chunks.append(self._listed())
+            for name in ROW_FIELDS:
+                setattr(self, name, [])
+            self.preds = []
+            self.offs, self.ext = {"read": [], "write": []}, {"read": [], "write": []}
+            self._list_start = self.n
+
+    def _listed(self) -> dict:
+        """The rows in the lists, as a chunk of arrays."""
+        chunk = {name: np.array(getattr(self, name), np.int64) for name in ROW_FIELDS}
+        chunk["preds"] = np.array(self.preds, np.int64)
+        for prefix in ("read", "write"):
+            chunk[f"{prefix}_offs"] = np.array(self.offs[prefix], np.int64)
+            chunk[f"{prefix}_ext"] = np.array(self.ext[prefix], np.int64)
+        return chunk
+
+    def arrays(self) -> dict:
+        """Every row's fields (`ROW_FIELDS`, `FLAT_FIELDS`) as arrays (made once per count of
+        rows; the lists stay as they are, for a workspace budget's move)."""
+        if self._arrays is not None and self._arrays[0] == self.n:
+            return self._arrays[1]
+        chunks = self._chunks + ([self._listed()] if self.n > self._list_start else [])
+        if len(chunks) == 1:
+            out = chunks[0]
+        else:
+            out = {name: np.concatenate([c[name] for c in chunks] or [np.zeros(0, np.int64)])
+                   for name in (*ROW_FIELDS, *FLAT_FIELDS)}
+        self._arrays = (self.n, out)
+        return out
+
     # ---- reading back ----
     def write_boxes_from(self, first: int) -> list[tuple[Box, float]]:
         """The GM boxes rows `first`.. (the last rows: the instance a workspace budget moves)
         write, with their itemsizes. (Their dims are counted back from the end: a move costs
         its own rows, not the run's.)"""
-        statics = [self.templates[t].write_static for t in self.template_of[first:]]
+        assert first >= self._list_start, "rows made as arrays do not move"
+        statics = [self.templates[t].write_static
+                   for t in self.template_of[first - self._list_start:]]
         offs, ext = self.offs["write"], self.ext["write"]
         d0 = len(offs) - sum(sum(ranks) for _, ranks, _, _, _ in statics)
         out = []
@@ -156,20 +209,23 @@ class TaskRows:
     def move(self, first: int, window: int) -> None:
         """Rows `first`.. become instance 0 of `window` (an instance the workspace budget sent
         to a new window)."""
-        for row in range(first, self.n):
+        assert first >= self._list_start, "rows made as arrays do not move"
+        self._arrays = None
+        for row in range(first - self._list_start, self.n - self._list_start):
             self.window[row], self.instance[row] = window, 0
 
     def columns(self, start: int = 0, end: int | None = None) -> dict:
         """The table columns of rows start..end-1 (their own predecessors, not the links)."""
         end = self.n if end is None else end
+        a = self.arrays()
         c: dict = {"n": end - start, "id": np.arange(start, end, dtype=np.int64)}
-        c["window"] = np.array(self.window[start:end], np.int64)
-        c["instance"] = np.array(self.instance[start:end], np.int64)
-        detail = np.array(self.detail[start:end], np.int64)
+        c["window"] = a["window"][start:end]
+        c["instance"] = a["instance"][start:end]
+        detail = a["detail"][start:end]
         c["detail"] = detail
         kinds = np.array([d.core != "AIC" for d in self.details] + [False], np.int8)
         c["kind"] = kinds[detail]
-        every = np.array(self.template_of, np.int64)   # (all rows: where their dims start)
+        every = a["template_of"]   # (all rows: where their dims start)
         template = every[start:end]
         costs = np.array([t.cost for t in self.templates], np.float64).reshape(
             len(self.templates), len(COSTS))
@@ -178,14 +234,14 @@ class TaskRows:
         c["empty"] = ~(c["mte2_bytes"].astype(bool) | c["mte3_bytes"].astype(bool)
                        | c["vector_cycles"].astype(bool) | c["cube_cycles"].astype(bool))
         c["empty"] = c["empty"].astype(np.uint8)
-        pred_ptr = counts_ptr(self.pred_count)
+        pred_ptr = counts_ptr(a["pred_count"])
         c["pred_ptr"] = pred_ptr[start:end + 1] - pred_ptr[start]
-        c["preds"] = np.array(self.preds[pred_ptr[start]:pred_ptr[end]], np.int64)
+        c["preds"] = a["preds"][pred_ptr[start]:pred_ptr[end]]
         for prefix in ("read", "write"):
-            c.update(self._box_columns(prefix, every, start, end))
+            c.update(self._box_columns(prefix, a, start, end))
         return c
 
-    def _box_columns(self, prefix: str, every: np.ndarray, start: int, end: int) -> dict:
+    def _box_columns(self, prefix: str, a: dict, start: int, end: int) -> dict:
         """The `prefix` box columns of rows start..end-1: each row's template's storages,
         layouts and flags spread over its boxes, the offsets and extents as appended."""
         statics = [t.read_static if prefix == "read" else t.write_static
@@ -198,6 +254,7 @@ class TaskRows:
         sizes = np.array([x for s in statics for x in s[3]], np.float64)
         uncached = np.array([x for s in statics for x in s[4]], np.uint8)
         box0 = counts_ptr(n_boxes)[:-1]
+        every = a["template_of"]
         template = every[start:end]
         counts = n_boxes[template]
         ptr = counts_ptr(counts)
@@ -211,8 +268,8 @@ class TaskRows:
         return {f"{prefix}_ptr": ptr,
                 f"{prefix}_storage": sids[box],
                 f"{prefix}_dim_ptr": dim_ptr,
-                f"{prefix}_offs": np.array(self.offs[prefix][d0:d1], np.int64),
-                f"{prefix}_ext": np.array(self.ext[prefix][d0:d1], np.int64),
+                f"{prefix}_offs": a[f"{prefix}_offs"][d0:d1],
+                f"{prefix}_ext": a[f"{prefix}_ext"][d0:d1],
                 f"{prefix}_shape": shapes[first_dim],
                 f"{prefix}_itemsize": sizes[box],
                 f"{prefix}_uncached": uncached[box]}
@@ -234,14 +291,15 @@ class TaskRows:
             return TaskTable(c, details=self.details)
         c = self.columns()
         if self._linked:   # the linked batches' rows take their new lists, the rest keep theirs
-            counts = np.array(self.pred_count, np.int64)
-            own = counts_ptr(self.pred_count)
+            a = self.arrays()
+            counts = a["pred_count"].copy()
+            own = counts_ptr(counts)
             pieces, row = [], 0
             for first, ptr, preds in sorted(self._linked, key=lambda b: b[0]):
-                pieces += [np.array(self.preds[own[row]:own[first]], np.int64), preds]
+                pieces += [a["preds"][own[row]:own[first]], preds]
                 row = first + len(ptr) - 1
                 counts[first:row] = np.diff(ptr)
-            pieces.append(np.array(self.preds[own[row]:own[-1]], np.int64))
+            pieces.append(a["preds"][own[row]:own[-1]])
             c["pred_ptr"] = counts_ptr(counts)
             c["preds"] = np.concatenate(pieces)
         return TaskTable(c, details=self.details)
