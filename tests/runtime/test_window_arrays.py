@@ -8,6 +8,7 @@ import torch
 
 import pypto
 from pypto.runtime import plan as plan_module
+from pypto.runtime.tile_executor import TileExecutor
 from pypto.runtime.window_code import root_window_arrays
 
 F32, DYN = pypto.DT_FP32, pypto.DYNAMIC
@@ -61,6 +62,7 @@ def test_all_instances_at_once_equal_one_by_one(make, monkeypatch):
         return out
 
     monkeypatch.setattr(plan_module.RootPlan, "evaluate", record)
+    monkeypatch.setattr(TileExecutor, "bulk", False)   # (instance by instance, recorded)
     kernel, args = make()
     kernel(*args)
     checked = 0

@@ -24,8 +24,9 @@ from pypto.runtime import batching
 from pypto.runtime.extent_checks import BlockChecks
 from pypto.runtime.stitch import SlotFacts, slot_facts
 from pypto.runtime.task_cost import CallCost, operand_hints
-from pypto.runtime.window_code import op_windows, regions_of, root_windows
-from pypto.symbolic import Expr, expr_function
+from pypto.runtime.window_code import (op_windows, regions_of, root_window_arrays,
+                                       root_windows, window_exprs)
+from pypto.symbolic import Expr, expr_function, free_symbols
 
 
 class ExecutionPlan:
@@ -125,7 +126,7 @@ class RootPlan:
 
     def __init__(self, root: Any, plan: ExecutionPlan):
         self.name = root.name
-        calls = root.calls
+        calls = self.calls = root.calls
         self.facts = [plan.facts(c) for c in calls]
         batchable = [f.batchable for f in self.facts]
         self.singles = [(i, i + 1) for i in range(len(calls))]
@@ -148,6 +149,28 @@ class RootPlan:
         # batch shapes of rigid groups, by (first call, vkey): valid for any bindings
         self.batches: dict[tuple, list] = {}
         self._windows = root_windows(calls)
+        # instances made in bulk (runtime.bulk_instances): the symbols their windows read, and
+        # whether they can be (every call op one row; call op i at place i)
+        self.bulk_names = tuple(sorted({name for c in calls for op in c.ops
+                                        for e in window_exprs(op) for name in free_symbols(e)}))
+        self.bulkable = self._windows is not None and not any(self.has_whole) and all(
+            c.index == i for i, c in enumerate(calls))
+        self._window_arrays = None
+
+    def bulk_values(self, values: dict) -> tuple | None:
+        """The values of `bulk_names` in `values`, or None when one is unbound (the instance
+        is then made on its own, where the error is raised)."""
+        try:
+            return tuple([values[name] for name in self.bulk_names])
+        except KeyError:
+            return None
+
+    def window_arrays(self, values: dict) -> tuple:
+        """`evaluate` for many instances at once: numpy arrays in `values` for the symbols
+        that differ (`window_code.root_window_arrays`); raises where `evaluate` gives None."""
+        if self._window_arrays is None:
+            self._window_arrays = root_window_arrays(self.calls)
+        return self._window_arrays(values)
 
     def evaluate(self, values: dict) -> tuple | None:
         """(vkey, valid keys, windows) for the symbol `values`, or None: the tile ops then

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from pypto.machine import compiled
 from pypto.machine.result import SimTask
 from pypto.machine.task_table import TaskTable, UnsupportedTasks, box_columns, csr
 from pypto.ops.core import REGISTRY
+from pypto.runtime.bulk_instances import Deferred, Metered, Pending
 from pypto.runtime.task_rows import TaskRows, Template
 from pypto.runtime.workspace import WorkspaceMeter
 
@@ -152,12 +153,24 @@ class Stitcher:
         self._unlinked: list[int] = []
         self._linked = 0
         self._table: TaskTable | None = None
+        # root instances whose rows are made later, in bulk (`begin_deferred`)
+        self._pending: list[Pending] = []
+        self._pending_rows = 0
+        self._pending_from: tuple[int, set] = (0, set())   # first window, its scratch then
+        self._make_rows: Callable[[list[Pending]], Metered] | None = None
+
+    @property
+    def defers(self) -> bool:
+        """Whether instances may be deferred (`begin_deferred`): the tasks are rows, and no
+        workspace budget places instances by their bytes."""
+        return self.rows is not None and self.meter.budget is None
 
     @property
     def tasks(self) -> Sequence[SimTask]:
         """Every task so far, as objects (made from the rows when the tasks are rows)."""
         if self.rows is None:
             return self._objects
+        self.settle()
         table = self.table
         if table is None:   # (not all linked yet: the rows with their own predecessors)
             table = TaskTable(self.rows.columns(), details=self.rows.details)
@@ -166,7 +179,8 @@ class Stitcher:
     @property
     def count(self) -> int:
         """How many tasks so far. (Not `__len__`: an empty stitcher is still a stitcher.)"""
-        return len(self.rows) if self.rows is not None else len(self._objects)
+        return len(self.rows) + self._pending_rows if self.rows is not None \
+            else len(self._objects)
 
     @property
     def window_workspace(self) -> list[int]:
@@ -189,9 +203,43 @@ class Stitcher:
         self._open = True
         return self.instances_in_window - 1
 
+    def begin_deferred(self, calls: int, deferred: Deferred,
+                       make_rows: Callable[[list[Pending]], Metered]) -> None:
+        """Start a root instance of `calls` call ops, one row each, whose rows are made later
+        in bulk with the instances deferred after it (`runtime.bulk_instances`):
+        `make_rows(pending)` appends them and says what the workspace meter counts of them.
+        It runs before any other task is added, and before linking (`settle`). Only where
+        `defers`."""
+        instance = self.begin_instance(calls)
+        if not self._pending:
+            self._pending_from = (self.window, self.meter.counted_scratch)
+        self._pending.append(Pending(deferred, self.window, instance, self._instance_start))
+        self._pending_rows += calls
+        self._instance_root = deferred.plan.name
+        self._make_rows = make_rows
+
+    def settle(self) -> None:
+        """Make the rows of the deferred instances, and count their workspace (raising the
+        error of the first that fails)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        self._pending_rows = 0
+        metered = self._make_rows(pending)
+        windows = np.array([p.window for p in pending], np.int64)
+        first = int(windows[0])
+        sums = np.bincount(windows - first, metered.own, len(metered.inner_scratch)) \
+            + metered.inner_scratch
+        window_bytes = {first + w: int(b) for w, b in enumerate(sums) if b}
+        scratch: dict[int, dict] = {}
+        for w, box, nbytes in metered.scratch:
+            scratch.setdefault(w, {}).setdefault(box, nbytes)
+        self.meter.add_settled(first, window_bytes, scratch, self._pending_from[1])
+
     def add(self, task: SimTask, detail: int = -1) -> int:
         """Add a task made as an object (as rows: `detail` is its call op's detail code in
         `rows`); returns its id."""
+        self.settle()
         task.id = self.count
         task.window = self.window
         if self.rows is not None:
@@ -205,6 +253,7 @@ class Stitcher:
     def add_row(self, instance: int, detail: int, template: Template, windows: list,
                 preds: list[int]) -> int:
         """Add a task as a row (`TaskRows.add`); returns its id."""
+        self.settle()
         rows = self.rows
         row = rows.add(self.window, instance, detail, template, windows, preds)
         self._instance_root = rows.details[detail].root
@@ -219,6 +268,7 @@ class Stitcher:
         are resolved by now."""
         self._end_instance()
         self._close(self.count)
+        self.settle()
         if self._unlinked:
             with gc_paused():
                 self._link_batch()
@@ -231,7 +281,7 @@ class Stitcher:
         if self.rows is None:
             table = self._table
             return table if table is not None and len(table) == len(self._objects) else None
-        if self._unlinked or self._linked != len(self.rows):
+        if self._pending or self._unlinked or self._linked != len(self.rows):
             return None
         if self._table is None or len(self._table) != len(self.rows):
             self._table = self.rows.table()
@@ -268,7 +318,7 @@ class Stitcher:
         else:
             with gc_paused():
                 self._link(self._objects[self._window_start:end])
-        self.meter.close_window()
+        self.meter.close_window(check=not self._pending)
         self.window += 1
         self.instances_in_window = 0
         self.calls_in_window = 0

@@ -18,13 +18,14 @@ import numpy as np
 
 from pypto.dtypes import bytes_of
 from pypto.enums import CachePolicy
+from pypto.errors import PyptoRuntimeError
 from pypto.gc_pause import gc_paused
 from pypto.ir.program import Block, Loop, Program
 from pypto.machine.result import SimTask
 from pypto.machine.task_table import TaskDetail
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import TileOp
-from pypto.runtime import blas
+from pypto.runtime import blas, bulk_instances
 from pypto.runtime.batching import MAX_CACHED, batch_shape
 from pypto.runtime.liveness import EXPRESSION_READER, storage_users
 from pypto.runtime.plan import CallFacts, ExecutionPlan, RootPlan
@@ -85,6 +86,7 @@ class TileExecutor(TileNumerics):
     (`timing_only_possible`)."""
 
     batch = True
+    bulk = True   # timing-only instances made in bulk (runtime/bulk_instances.py); tests: False
 
     def __init__(self, plan: ExecutionPlan, bindings: dict[str, int],
                  arg_arrays: dict[int, np.ndarray], stitcher: Stitcher | None = None,
@@ -104,6 +106,9 @@ class TileExecutor(TileNumerics):
         # NOTE: per run (shapes and layouts depend on the bindings): what every task of a call
         # op with the same valid extents is charged
         self._call_costs: dict[tuple, CallCost] = {}
+        self._defers = bulk_instances.Charges(self._bulk_cost, self._bulk_detail,
+                                              self._bulk_template, self._explain) \
+            if self.bulk and not numerics and stitcher is not None and stitcher.defers else None
 
     def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
         # NOTE: dims that depend on the bindings only (a parameter's dynamic dims, as well as
@@ -122,6 +127,10 @@ class TileExecutor(TileNumerics):
         try:
             with gc_paused(), blas.single_threaded():
                 super().run()
+        except PyptoRuntimeError:
+            if self._defers is not None:   # an error of a deferred instance came first
+                self.stitcher.settle()
+            raise
         finally:
             self._keep_spares()
 
@@ -134,7 +143,18 @@ class TileExecutor(TileNumerics):
         self.block_instances[block.name] += 1
         root = self.compiled.roots[block.name]
         plan = self.plan.root(block.name)
-        instance = self.stitcher.begin_instance(len(root.calls)) if self.stitcher else 0
+        if self._defers is not None and plan.bulkable:
+            values = plan.bulk_values(self.env.values)
+            if values is not None:
+                self.stitcher.begin_deferred(len(root.calls),
+                                             bulk_instances.Deferred(plan, values),
+                                             self._make_rows)
+                self.calls_run += len(root.calls)
+                return
+        instance = 0
+        if self.stitcher is not None:
+            instance = self.stitcher.begin_instance(len(root.calls))
+            self.stitcher.settle()   # (the deferred instances' details and templates first)
         evaluated = plan.evaluate(self.env.values)
         vkey, call_keys, windows = evaluated if evaluated is not None else (None, None, None)
         ids: dict[int, int] = {}
@@ -218,6 +238,41 @@ class TileExecutor(TileNumerics):
         ids[call.index] = stitcher.add_row(instance, detail, template, windows,
                                            _task_ids(ids, call.preds))
         self.calls_run += 1
+
+    # ---- instances made in bulk (runtime/bulk_instances.py) ----
+    def _make_rows(self, pending: list) -> bulk_instances.Metered:
+        stitcher = self.stitcher
+        return bulk_instances.make_rows(pending, stitcher.rows, self._defers,
+                                        stitcher.meter.temps)
+
+    def _bulk_cost(self, plan: RootPlan, index: int, windows: list, valid_key: tuple
+                   ) -> CallCost:
+        escaping = self.compiled.roots[plan.name].graph.escaping
+        return self._cost(plan.calls[index], windows, valid_key, escaping, plan, index)
+
+    def _bulk_detail(self, plan: RootPlan, index: int) -> int:
+        call = plan.calls[index]
+        return self.stitcher.rows.detail_code(
+            call, lambda: self._detail(plan.name, call, plan.facts[index]))
+
+    def _bulk_template(self, cost: CallCost):
+        return self.stitcher.rows.template(cost, self._uncached, self.stitcher.meter.metered)
+
+    def _explain(self, plan: RootPlan, values: tuple) -> None:
+        """Raise the error of the instance of `plan` with these values, as the instance made
+        on its own raises it (its first tile op whose window fails)."""
+        env = self.env.values
+        saved = dict(env)
+        env.update(zip(plan.bulk_names, values))
+        try:
+            for call in plan.calls:
+                for op in call.ops:
+                    self._windows(op)
+        finally:
+            env.clear()
+            env.update(saved)
+        raise AssertionError(f"internal: the windows of root function '{plan.name}' fail "
+                             f"together but not one by one")
 
     def _detail(self, root: str, call: CallOp, facts: CallFacts) -> TaskDetail:
         inputs, outputs = self.plan.operands(call)

@@ -15,7 +15,7 @@ from pypto.machine.result import SimTask
 Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 
-def _box_bytes(acc: Box, itemsize: float) -> int:
+def box_bytes(acc: Box, itemsize: float) -> int:
     n = 1
     for e in acc[2]:
         n *= e
@@ -45,9 +45,9 @@ class WorkspaceMeter:
     def add_box(self, acc: Box, itemsize: float) -> None:
         """Count one box the open instance writes (only `metered` storages count)."""
         if acc[0] in self.temps:
-            self._own[acc] = _box_bytes(acc, itemsize)
+            self._own[acc] = box_bytes(acc, itemsize)
         elif acc[0] in self.scratch and acc not in self._scratch:
-            self._new_scratch[acc] = _box_bytes(acc, itemsize)
+            self._new_scratch[acc] = box_bytes(acc, itemsize)
 
     def end_instance(self, root: str) -> bool:
         """Close the open instance: True if it fits in the window (it is counted), False if
@@ -66,16 +66,46 @@ class WorkspaceMeter:
         self._own, self._new_scratch = {}, {}
         return fits
 
-    def close_window(self) -> None:
-        if self.device_bytes is not None and self._window > self.device_bytes:
-            raise PyptoRuntimeError(
-                f"NPU out of memory: stitch window {len(self.windows)} needs {_kib(self._window)} "
-                f"of workspace (a copy of each instance's intermediates), more than the "
-                f"device's {_kib(self.device_bytes)} of HBM; lower runtime_options "
-                f"stitch_function_max_num or set max_workspace_kb")
+    @property
+    def counted_scratch(self) -> set[Box]:
+        """The scratch boxes the open window counts so far (a set of its own: closing the
+        window starts a new one)."""
+        return self._scratch
+
+    def close_window(self, check: bool = True) -> None:
+        """Close the open window; `check`: against the device's HBM now (not when instances
+        of it are counted later: `add_settled` checks it then)."""
+        if check:
+            self._check(len(self.windows), self._window)
         self.windows.append(self._window)
         self._window = 0
         self._scratch = set()
+
+    def add_settled(self, first: int, window_bytes: dict[int, int],
+                    scratch: dict[int, dict[Box, int]], seen: set[Box]) -> None:
+        """Count instances whose boxes are known only after their windows were opened, maybe
+        closed (`Stitcher.begin_deferred`), the first in window `first`: their own copies'
+        bytes and the scratch boxes they write, per window; `seen`: the scratch boxes window
+        `first` counted before them. The windows closed since `first` are checked now."""
+        for w in sorted(set(window_bytes) | set(scratch)):
+            new = {box: b for box, b in scratch.get(w, {}).items()
+                   if not (w == first and box in seen)}
+            total = window_bytes.get(w, 0) + sum(new.values())
+            if w < len(self.windows):
+                self.windows[w] += total
+            else:
+                self._window += total
+                self._scratch.update(new)
+        for w in range(first, len(self.windows)):
+            self._check(w, self.windows[w])
+
+    def _check(self, window: int, nbytes: int) -> None:
+        if self.device_bytes is not None and nbytes > self.device_bytes:
+            raise PyptoRuntimeError(
+                f"NPU out of memory: stitch window {window} needs {_kib(nbytes)} "
+                f"of workspace (a copy of each instance's intermediates), more than the "
+                f"device's {_kib(self.device_bytes)} of HBM; lower runtime_options "
+                f"stitch_function_max_num or set max_workspace_kb")
 
 
 def _kib(n: float) -> str:
