@@ -194,12 +194,21 @@ struct Timing {   // `timing.CoreTiming`
     bool cube;
 };
 
-struct Record {   // `result.AicpuRun`: kind 0 build, 1 resolve, 2 dispatch
-    i64 thread;
-    int kind;
-    double start, end;
-    i64 count;
-    i64 window;
+// `result.AicpuRun`s as columns (kind 0 build, 1 resolve, 2 dispatch), handed to numpy as
+// they are. NOTE: as one vector of structs they grew by doubling and were then copied into
+// columns: at 1M tasks (1.5M records) three times their size in fresh pages, faulted in
+struct Records {
+    std::vector<i64> thread, kind, count, window;
+    std::vector<double> start, end;
+    size_t size() const { return thread.size(); }
+    void reserve(size_t k) {
+        thread.reserve(k); kind.reserve(k); count.reserve(k); window.reserve(k);
+        start.reserve(k); end.reserve(k);
+    }
+    void push(i64 th, i64 k, double t0, double t1, i64 c, i64 w) {
+        thread.push_back(th); kind.push_back(k); start.push_back(t0); end.push_back(t1);
+        count.push_back(c); window.push_back(w);
+    }
 };
 
 struct Event {   // NOTE: 24 bytes: the heap moves these
@@ -282,7 +291,7 @@ class Simulator {
     L2 l2;
     double written = 0.0;
     std::vector<char> warm;
-    std::vector<Record> records;          // builds and scheduler work, in time order
+    Records records;                      // builds and scheduler work, in time order
     std::vector<i64> last;                // per thread its last record (-1: none)
     const Tasks &t;
     // outputs per task (task order)
@@ -323,6 +332,9 @@ class Simulator {
         last.assign(threads + 1, -1);
         const i64 n = t.n;
         flow_pred.reserve(size_t(t.pred_ptr[n]));   // (at most one flow per edge)
+        // (a dispatch and a resolve per task at most, and a build per window: reserved, not
+        // touched, so only the records made fault their pages in)
+        records.reserve(2 * size_t(n) + 64);
         flow_succ.reserve(size_t(t.pred_ptr[n]));
         auto column = [n](py::array_t<double> &a, double fill) {
             a = py::array_t<double>(n);
@@ -346,7 +358,7 @@ class Simulator {
             double start_build = build_end;
             build_end = start_build + (window_base + instance_cycles * double(win.instances)
                                        + edge_cycles * double(win.cross));
-            records.push_back(Record{0, 0, start_build, build_end, 0, w});
+            records.push(0, 0, start_build, build_end, 0, w);
             win_number.push_back(w); win_instances.push_back(win.instances);
             win_tasks.push_back(i64(members.size())); win_cross.push_back(win.cross);
             double a = build_end + launch_cycles, b = prev_end + notice;
@@ -374,11 +386,11 @@ class Simulator {
         double t1 = t0 + cycles;
         thread_free[th] = t1;
         i64 r = last[th];
-        if (r >= 0 && records[r].end == t0 && records[r].kind == kind) {
-            records[r].end = t1;
-            records[r].count += count;
+        if (r >= 0 && records.end[r] == t0 && records.kind[r] == kind) {
+            records.end[r] = t1;
+            records.count[r] += count;
         } else {
-            records.push_back(Record{th, kind, t0, t1, count, -1});
+            records.push(th, kind, t0, t1, count, -1);
             last[th] = i64(records.size()) - 1;
         }
         if (kind == 2) thread_dispatched[th] += count;
@@ -520,6 +532,7 @@ class Simulator {
             sim.thread_dispatched.assign(sim.threads + 1, 0);
             producer.assign(n, -1); dispatched.assign(n, 0.0);
             write_back.assign(n, 0); order.clear(); order_at.assign(n, -1); fixed_busy.assign(n, 0);
+            memo_k.assign(size_t(n) * 4, -1); memo_busy.resize(size_t(n) * 4);
             holes = 0;
             busy.assign(n, 0.0); left.assign(n, 1.0); mark.assign(n, 0.0);
             tail_lat.assign(n, 0.0);
@@ -583,7 +596,20 @@ class Simulator {
             return last_end;
         }
 
+        // NOTE: the running set's size moves by one per begin or end, so a task is asked
+        // its pipe time at the same few counts of sharers over and over: the last four
+        // answers are kept per task (a slot per count mod 4; the same value a new
+        // computation gives, so the timeline is unchanged)
+        std::vector<i64> memo_k;
+        std::vector<double> memo_busy;
         double busy_at(i64 p, i64 sharers) {
+            const size_t slot = size_t(p) * 4 + size_t(sharers & 3);
+            if (memo_k[slot] == sharers) return memo_busy[slot];
+            memo_k[slot] = sharers;
+            return memo_busy[slot] = busy_uncached(p, sharers);
+        }
+
+        double busy_uncached(i64 p, i64 sharers) {
             const i64 i = ids[p];
             return busy_cycles(in_scale[p], compute[p], out_moved[p], fix[p], sim.timing[kinds[p]],
                                sim.hit[i], sim.hbm[i], t.mte3[i] != 0.0, write_back[p],
@@ -849,21 +875,14 @@ py::dict run(const py::dict &table, const py::dict &constants) {
     }
     for (size_t i = 0; i < n; ++i) if (!std::isnan(sim.start[i])) hit += sim.hit[i];
     for (size_t i = 0; i < n; ++i) if (!std::isnan(sim.start[i])) hbm += sim.hbm[i];
-    const size_t nr = sim.records.size();
-    std::vector<i64> rt(nr), rk(nr), rc(nr), rw(nr);
-    std::vector<double> rs(nr), re(nr);
-    for (size_t k = 0; k < nr; ++k) {
-        const Record &r = sim.records[k];
-        rt[k] = r.thread; rk[k] = r.kind; rs[k] = r.start;
-        re[k] = r.end; rc[k] = r.count; rw[k] = r.window;
-    }
+    Records &r = sim.records;
     py::dict o;
     o["core"] = sim.core_out; o["start"] = sim.start_out; o["end"] = sim.end_out;
     o["hit"] = sim.hit_out; o["hbm"] = sim.hbm_out; o["ready"] = sim.ready_out;
     o["flow_pred"] = out(std::move(sim.flow_pred)); o["flow_succ"] = out(std::move(sim.flow_succ));
-    o["record_thread"] = out(std::move(rt)); o["record_kind"] = out(std::move(rk));
-    o["record_start"] = out(std::move(rs)); o["record_end"] = out(std::move(re));
-    o["record_count"] = out(std::move(rc)); o["record_window"] = out(std::move(rw));
+    o["record_thread"] = out(std::move(r.thread)); o["record_kind"] = out(std::move(r.kind));
+    o["record_start"] = out(std::move(r.start)); o["record_end"] = out(std::move(r.end));
+    o["record_count"] = out(std::move(r.count)); o["record_window"] = out(std::move(r.window));
     o["window"] = out(sim.win_number); o["window_instances"] = out(sim.win_instances);
     o["window_tasks"] = out(sim.win_tasks); o["window_cross_edges"] = out(sim.win_cross);
     o["build_end"] = sim.build_end_;
