@@ -149,13 +149,22 @@ class RootPlan:
         # batch shapes of rigid groups, by (first call, vkey): valid for any bindings
         self.batches: dict[tuple, list] = {}
         self._windows = root_windows(calls)
-        # instances made in bulk (runtime.bulk_instances): the symbols their windows read, and
-        # whether they can be (every call op one row; call op i at place i)
-        self.bulk_names = tuple(sorted({name for c in calls for op in c.ops
-                                        for e in window_exprs(op) for name in free_symbols(e)}))
+        # whether instances can be made in bulk (runtime.bulk_instances): every call op one
+        # row, call op i at place i
         self.bulkable = self._windows is not None and not any(self.has_whole) and all(
             c.index == i for i, c in enumerate(calls))
+        self._bulk_names: tuple[str, ...] | None = None
         self._window_arrays = None
+
+    @property
+    def bulk_names(self) -> tuple[str, ...]:
+        """The symbols the windows read (made when an instance is first deferred: an exact run
+        never asks)."""
+        if self._bulk_names is None:
+            self._bulk_names = tuple(sorted({name for c in self.calls for op in c.ops
+                                             for e in window_exprs(op)
+                                             for name in free_symbols(e)}))
+        return self._bulk_names
 
     def bulk_values(self, values: dict) -> tuple | None:
         """The values of `bulk_names` in `values`, or None when one is unbound (the instance
