@@ -41,6 +41,7 @@ from pypto.machine.spec import load as machine_spec
 from pypto.machine.spec import resolve as resolve_machine
 from pypto.passes import CompiledProgram, compile_program
 from pypto.runtime import differential
+from pypto.runtime.compile_cache import CacheEntry, CacheKey, CompileCache
 from pypto.runtime.plan import ExecutionPlan
 from pypto.runtime.reference import ReferenceExecutor
 from pypto.runtime.stitch import Stitcher
@@ -84,11 +85,8 @@ class JitKernel:
         self.tensor_params = self.signature.tensor_params
         self.other_params = self.signature.other_params
         self._guards = GlobalGuards(func)
-        self._cache: dict[Any, Program] = {}
-        self._compiled: dict[int, CompiledProgram] = {}
-        self._plans: dict[int, ExecutionPlan] = {}   # the runtime's plan of each compiled program
-        # id(program) -> (program, the knob call sites its trace met), for cache hits
-        self._site_hits: dict[int, tuple[Program, dict]] = {}
+        # the compiled programs, each with its execution plan and the knob sites its trace met
+        self.compile_cache = CompileCache()
         self.last_compiled: CompiledProgram | None = None
         self._last_run: Any = None
         self._pending_run: Any = None
@@ -167,25 +165,27 @@ class JitKernel:
             tuned = self._apply_tuned(bound, others)
             guards = self._guards.key()
             key = self._key(bound, others)
-            program = self._cache.get(key + (guards,)) if self.use_cache else None
-            fresh = program is None
+            entry = self.compile_cache.get(CacheKey(key, guards)) if self.use_cache else None
+            fresh = entry is None
             if fresh:
                 started = time.perf_counter()
                 met = _SitesMet()
                 program = self._trace(bound, others)
-                self._site_hits[id(program)] = (program, met.since())
+                sites = met.since()
                 trace_s = time.perf_counter() - started
-                key += (self._guards.settle(guards),)
+                cache_key = CacheKey(key, self._guards.settle(guards))
             else:   # the trace is not repeated: count the knob sites it met as met again
-                _SitesMet.again(self._site_hits.get(id(program)), program)
+                program = entry.program
+                _SitesMet.again(entry.sites)
             # NOTE: compiling, running and writing allocate many small objects next to a large
             # live graph; pausing the cyclic GC meanwhile saves repeated full collections.
             with gc_paused():
                 if fresh:
-                    self._compile(program, CompileOptions.from_scope(opt.lookup), key, trace_s)
+                    entry = self._compile(program, CompileOptions.from_scope(opt.lookup),
+                                          cache_key, sites, trace_s)
                 run = RunOptions.from_scope(opt.lookup)
                 self.last_program = program
-                self.last_compiled = self._compiled[id(program)]
+                self.last_compiled = entry.compiled
                 if run.compile_debug_mode:
                     self._out_dir = output_dir()
                     _dump_compiled(self.last_compiled, self._out_dir)
@@ -193,7 +193,7 @@ class JitKernel:
                     self._say_not_run()
                     return None
                 self._announce_run_mode(run.run_mode)
-                self._execute(program, bound, symbols, run)
+                self._execute(entry, bound, symbols, run)
             if remember:
                 knobs.record(self)
         finally:
@@ -242,15 +242,15 @@ class JitKernel:
     def _trace(self, bound: list[BoundTensor], others: dict[str, Any]) -> Program:
         return trace_kernel(self.__name__, self.func, bound, others)
 
-    def _compile(self, program: Program, options: CompileOptions, key: tuple,
-                 trace_s: float) -> None:
+    def _compile(self, program: Program, options: CompileOptions, key: CacheKey, sites: dict,
+                 trace_s: float) -> CacheEntry:
         started = time.perf_counter()
         compiled = compile_program(program, machine_spec(options.machine), options)
-        self._cache[key] = program
-        self._compiled[id(program)] = compiled
-        self._plans[id(program)] = ExecutionPlan(compiled)
+        entry = CacheEntry(program, compiled, ExecutionPlan(compiled), sites)
+        self.compile_cache.add(key, entry)
         self.compile_count += 1
         self.compile_times.append((trace_s, time.perf_counter() - started))
+        return entry
 
     def _say_not_run(self) -> None:
         """PyPTO's compile_stage stops compilation: the kernel does not run."""
@@ -268,11 +268,10 @@ class JitKernel:
             print("[pypto] run_mode=NPU: no NPU is present; the kernel runs on the CPU "
                   "(exact numerics) instead", file=sys.stderr)
 
-    def _execute(self, program: Program, bound: list[BoundTensor], symbols: dict[str, int],
+    def _execute(self, entry: CacheEntry, bound: list[BoundTensor], symbols: dict[str, int],
                  run: RunOptions) -> None:
+        program, compiled, plan = entry.program, entry.compiled, entry.plan
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
-        compiled = self._compiled[id(program)]
-        plan = self._plans[id(program)]
         self._last_run = self._pending_run = None  # no timing from an earlier call lingers
         timing_only = run.numerics == "timing_only"
         if timing_only:
@@ -347,11 +346,11 @@ class _SitesMet:
                 if n != self.before.get(s, 0)}
 
     @staticmethod
-    def again(entry: tuple[Program, dict] | None, program: Program) -> None:
+    def again(sites: dict) -> None:
         active = knobs.active()
-        if active is None or entry is None or entry[0] is not program:
+        if active is None:
             return
-        for site, n in entry[1].items():
+        for site, n in sites.items():
             active.hits[site] = active.hits.get(site, 0) + n
 
 

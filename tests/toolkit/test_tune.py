@@ -48,7 +48,7 @@ def test_the_space_is_the_kernels_call_sites_and_options():
 
 def test_a_small_space_is_searched_whole_and_the_best_is_the_fastest():
     _call()
-    before, cache = _rows.last_run, dict(_rows._cache)
+    before, cache = _rows.last_run, _rows.compile_cache.snapshot()
     vec = f"vec_tile@{HERE}:{_line('VEC_SITE')}"
     dims = [Dimension(vec, (16, 64), ((16, 64), (4, 64), (64, 256)), "test")]
     result = _rows.tune(dimensions=dims, progress=False)
@@ -56,7 +56,7 @@ def test_a_small_space_is_searched_whole_and_the_best_is_the_fastest():
     values = {repr(e.config): e.value_us for e in result.evaluations}
     assert result.best.value_us == min(values.values())
     assert result.baseline.config == {} and result.speedup >= 1.0
-    assert _rows.last_run is before and _rows._cache == cache   # the kernel as it was
+    assert _rows.last_run is before and _rows.compile_cache.snapshot() == cache   # as it was
     assert "tune _rows: 3 evaluations (exhaustive over 3" in result.table()
 
 

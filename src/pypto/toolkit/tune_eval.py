@@ -79,15 +79,14 @@ class Evaluator:
 
     def __init__(self, kernel: Any, key: str):
         self.kernel, self.key = kernel, key
-        self.own = set(kernel._cache)   # the kernel's own entries, never dropped
+        self.own = kernel.compile_cache.snapshot()   # the kernel's own entries, never dropped
 
     def __call__(self, config: dict[str, Any], cutoff: float | None) -> Outcome:
         outcome = evaluate(self.kernel, config, self.key, cutoff)
-        added = [k for k in self.kernel._cache if k not in self.own]
+        cache = self.kernel.compile_cache
+        added = cache.added_since(self.own)
         for k in added[:max(0, len(added) - self.KEEP)]:
-            program = self.kernel._cache.pop(k)
-            for table in (self.kernel._compiled, self.kernel._plans, self.kernel._site_hits):
-                table.pop(id(program), None)
+            cache.drop(k)
         return outcome
 
 

@@ -110,7 +110,7 @@ class TuneResult:
         own setting, and the best setting with that knob put back (what it adds there).
         Two evaluations per knob, in this process, on the kernel's last call."""
         kernel, key = self._kernel, METRICS[self.metric]
-        caches = (dict(kernel._cache), dict(kernel._compiled), dict(kernel._plans))
+        cached = kernel.compile_cache.snapshot()
         evaluate = tune_eval.Evaluator(kernel, key)
         out = []
         try:
@@ -119,7 +119,7 @@ class TuneResult:
                 alone, without = evaluate({knob: value}, None), evaluate(rest, None)
                 out.append(KnobEffect(knob, value, alone.value_us, without.value_us))
         finally:
-            kernel._cache, kernel._compiled, kernel._plans = caches
+            kernel.compile_cache.restore(cached)
         return out
 
     def table(self, top: int = 10) -> str:
@@ -202,7 +202,7 @@ class _Plan:
 def _search(kernel: Any, dimensions: Sequence[Dimension] | None, plan: _Plan, progress: bool,
             started: float) -> TuneResult:
     dims = list(dimensions) if dimensions is not None else search_space(kernel)
-    caches = (dict(kernel._cache), dict(kernel._compiled), dict(kernel._plans))
+    cached = kernel.compile_cache.snapshot()
     search = _Search(kernel, dims, plan, started, progress)
     try:
         baseline = search.evaluate({d.knob: d.current for d in dims})
@@ -224,7 +224,7 @@ def _search(kernel: Any, dimensions: Sequence[Dimension] | None, plan: _Plan, pr
             strategy = f"coordinate descent over {size:,} (seed {plan.seed})"
             search.descent(random.Random(plan.seed))
     finally:
-        kernel._cache, kernel._compiled, kernel._plans = caches
+        kernel.compile_cache.restore(cached)
         search.done()
     where = f", {search.backend.workers} {search.backend.where}" if search.backend else ""
     return TuneResult(kernel.__name__, plan.metric, dims, search.evaluations,
