@@ -32,15 +32,11 @@ from pypto.runtime.workspace import box_bytes
 Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 
-class Deferred(NamedTuple):
-    """One recorded root instance (`Stitcher.begin_deferred` keeps it with its place)."""
+class Pending(NamedTuple):
+    """One recorded root instance (`Stitcher.begin_deferred`)."""
 
     plan: Any                      # its root function's `RootPlan`
     values: tuple[int, ...]        # the values of `plan.bulk_names`
-
-
-class Pending(NamedTuple):
-    deferred: Deferred
     window: int
     instance: int                  # its place in its window
     first_row: int
@@ -82,7 +78,7 @@ def make_rows(pending: list[Pending], rows: TaskRows, charges: Charges,
     instance has its own copy of)."""
     groups: dict[int, list[int]] = {}
     for k, p in enumerate(pending):
-        groups.setdefault(id(p.deferred.plan), []).append(k)
+        groups.setdefault(id(p.plan), []).append(k)
     if len(pending) < BULK_MIN * len(groups):
         return one_by_one(pending, rows, charges, temps)
     return _Bulk(pending, groups, rows, charges).make(temps)
@@ -95,10 +91,10 @@ def one_by_one(pending: list[Pending], rows: TaskRows, charges: Charges,
     own = np.zeros(len(pending), np.int64)
     scratch: dict[tuple[int, Box], int] = {}
     for k, p in enumerate(pending):
-        plan = p.deferred.plan
-        evaluated = plan.evaluate(dict(zip(plan.bulk_names, p.deferred.values)))
+        plan = p.plan
+        evaluated = plan.evaluate(dict(zip(plan.bulk_names, p.values)))
         if evaluated is None:
-            charges.explain(plan, p.deferred.values)
+            charges.explain(plan, p.values)
         _, keys, windows = evaluated
         copies: dict[Box, int] = {}   # (a box written twice counts once)
         for c, call in enumerate(plan.calls):
@@ -126,7 +122,7 @@ class _Bulk:
     def __init__(self, pending: list[Pending], groups: dict[int, list[int]], rows: TaskRows,
                  charges: Charges):
         self.pending, self.groups, self.rows, self.charges = pending, groups, rows, charges
-        self.plans = {g: pending[ks[0]].deferred.plan for g, ks in groups.items()}
+        self.plans = {g: pending[ks[0]].plan for g, ks in groups.items()}
         self.base = len(rows)
         self.first = np.array([p.first_row for p in pending], np.int64) - self.base
         self.window = np.array([p.window for p in pending], np.int64)
@@ -229,8 +225,8 @@ def _evaluate_all(pending: list[Pending], groups: dict[int, list[int]],
     instance fails, the first such in the walk's order raises its error (`Charges.explain`)."""
     out, failed = {}, []
     for g, ks in groups.items():
-        plan = pending[ks[0]].deferred.plan
-        table = np.array([pending[k].deferred.values for k in ks], np.int64).reshape(
+        plan = pending[ks[0]].plan
+        table = np.array([pending[k].values for k in ks], np.int64).reshape(
             len(ks), len(plan.bulk_names))
         values = {}
         for j, name in enumerate(plan.bulk_names):
@@ -245,15 +241,15 @@ def _evaluate_all(pending: list[Pending], groups: dict[int, list[int]],
     bad = []
     for g in failed:
         ks = groups[g]
-        plan = pending[ks[0]].deferred.plan
-        one = [plan.evaluate(dict(zip(plan.bulk_names, pending[k].deferred.values)))
+        plan = pending[ks[0]].plan
+        one = [plan.evaluate(dict(zip(plan.bulk_names, pending[k].values)))
                for k in ks]
         bad += [k for k, got in zip(ks, one) if got is None]
         if not bad:
             out[g] = _stack([got[1] for got in one]), _stack([got[2] for got in one])
     if bad:
         k = min(bad)
-        charges.explain(pending[k].deferred.plan, pending[k].deferred.values)
+        charges.explain(pending[k].plan, pending[k].values)
     return out
 
 

@@ -37,7 +37,7 @@ from pypto.machine import compiled
 from pypto.machine.result import SimTask
 from pypto.machine.task_table import TaskTable, UnsupportedTasks, box_columns, csr
 from pypto.ops.core import REGISTRY
-from pypto.runtime.bulk_instances import Deferred, Metered, Pending
+from pypto.runtime.bulk_instances import Metered, Pending
 from pypto.runtime.task_rows import TaskRows, Template
 from pypto.runtime.workspace import WorkspaceMeter
 
@@ -156,7 +156,7 @@ class Stitcher:
         # root instances whose rows are made later, in bulk (`begin_deferred`)
         self._pending: list[Pending] = []
         self._pending_rows = 0
-        self._pending_from: tuple[int, set] = (0, set())   # first window, its scratch then
+        self._pending_scratch: set = set()   # what the run's first window counted before it
         self._make_rows: Callable[[list[Pending]], Metered] | None = None
 
     @property
@@ -203,19 +203,20 @@ class Stitcher:
         self._open = True
         return self.instances_in_window - 1
 
-    def begin_deferred(self, calls: int, deferred: Deferred,
+    def begin_deferred(self, calls: int, plan: Any, values: tuple,
                        make_rows: Callable[[list[Pending]], Metered]) -> None:
-        """Start a root instance of `calls` call ops, one row each, whose rows are made later
+        """Start an instance of root `plan` (a RootPlan; `values`: those of its windows'
+        symbols) of `calls` call ops, one row each, whose rows are made later
         in bulk with the instances deferred after it (`runtime.bulk_instances`):
         `make_rows(pending)` appends them and says what the workspace meter counts of them.
         It runs before any other task is added, and before linking (`settle`). Only where
         `defers`."""
         instance = self.begin_instance(calls)
         if not self._pending:
-            self._pending_from = (self.window, self.meter.counted_scratch)
-        self._pending.append(Pending(deferred, self.window, instance, self._instance_start))
+            self._pending_scratch = self.meter.counted_scratch
+        self._pending.append(Pending(plan, values, self.window, instance, self._instance_start))
         self._pending_rows += calls
-        self._instance_root = deferred.plan.name
+        self._instance_root = plan.name
         self._make_rows = make_rows
 
     def settle(self) -> None:
@@ -234,7 +235,7 @@ class Stitcher:
         scratch: dict[int, dict] = {}
         for w, box, nbytes in metered.scratch:
             scratch.setdefault(w, {}).setdefault(box, nbytes)
-        self.meter.add_settled(first, window_bytes, scratch, self._pending_from[1])
+        self.meter.add_settled(first, window_bytes, scratch, self._pending_scratch)
 
     def add(self, task: SimTask, detail: int = -1) -> int:
         """Add a task made as an object (as rows: `detail` is its call op's detail code in

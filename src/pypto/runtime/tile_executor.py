@@ -146,9 +146,7 @@ class TileExecutor(TileNumerics):
         if self._defers is not None and plan.bulkable:
             values = plan.bulk_values(self.env.values)
             if values is not None:
-                self.stitcher.begin_deferred(len(root.calls),
-                                             bulk_instances.Deferred(plan, values),
-                                             self._make_rows)
+                self.stitcher.begin_deferred(len(root.calls), plan, values, self._make_rows)
                 self.calls_run += len(root.calls)
                 return
         instance = 0
