@@ -78,6 +78,7 @@ def _kernel(family: str, n: int) -> tuple[Any, list]:
 @contextlib.contextmanager
 def _phase_clocks(parts: dict[str, float]):
     """Adds the CPU seconds spent in each timed function to `parts` while active."""
+    import pypto.call_record as C
     import pypto.driver as K
     import pypto.passes as P
     from pypto.runtime.stitch import Stitcher
@@ -95,7 +96,7 @@ def _phase_clocks(parts: dict[str, float]):
     # windows at flush (`_link_batch`, the compiled core; it falls back to `_link` only for
     # tasks it cannot table, none of these kernels)
     saved = [(K, "compile_program"), (K.JitKernel, "_trace"), (K.JitKernel, "_execute"),
-             (K, "simulate"), (P, "link"), (Stitcher, "_link"), (Stitcher, "_link_batch")]
+             (C, "simulate"), (P, "link"), (Stitcher, "_link"), (Stitcher, "_link_batch")]
     originals = [getattr(obj, name) for obj, name in saved]
     keys = ["compile", "trace", "execute", "simulate", "deps", "stitch", "stitch"]
     for (obj, name), key, fn in zip(saved, keys, originals):

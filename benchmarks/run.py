@@ -69,12 +69,13 @@ def worker(target: str) -> None:
     import torch
     t_torch = time.perf_counter()
     del torch   # imported only to time it: the examples import it
+    import pypto.call_record as C
     import pypto.driver as K
     import pypto.toolkit.run_pages as out
     parts = {"compile": 0.0, "execute": 0.0, "simulate": 0.0, "write": 0.0}
     kernels = []
     orig_init, orig_exec, orig_sim, orig_write = (K.JitKernel.__init__, K.JitKernel._execute,
-                                                  K.simulate, out.write_run)
+                                                  C.simulate, out.write_run)
 
     def init(self, *a, **kw):
         orig_init(self, *a, **kw)
@@ -101,7 +102,7 @@ def worker(target: str) -> None:
 
     K.JitKernel.__init__ = init
     K.JitKernel._execute = execute
-    K.simulate = timed("simulate", orig_sim)
+    C.simulate = timed("simulate", orig_sim)
     out.write_run = timed("write", orig_write)
     pypto.set_debug_options(runtime_debug_mode=1)   # every call writes its swimlane + HTML
     t_run = time.perf_counter()
@@ -126,7 +127,7 @@ def worker(target: str) -> None:
     parts["import_torch"] = t_torch - t_pypto
     parts["other"] = (t_end - t_run) - sum(parts[k] for k in ("compile", "execute",
                                                               "simulate", "write"))
-    runs = [k.last_run for k in kernels if k._last_run is not None]
+    runs = [k.last_run for k in kernels if k.last is not None and k.last.simulated]
     parts["tasks"] = sum(r.stats["tasks"] for r in runs)
     parts["roofline"] = [roofline(r) for r in runs]
     print("RESULT " + json.dumps(parts))
@@ -338,7 +339,7 @@ def toolkit_trace_worker(events: int, path: str) -> None:
 def toolkit_worker(command: str, path: str) -> None:
     """One toolkit command in this fresh process: its seconds (import included) and peak."""
     start = time.perf_counter()
-    from pypto.toolkit.cli import main
+    from pypto.cli import main
     argv = [command, path] + (["-o", path + ".html"] if command == "view" else [])
     with open(os.devnull, "w") as null:
         stdout, sys.stdout = sys.stdout, null

@@ -207,7 +207,7 @@ def markdown(rows: list[dict], budget: int, seconds: float,
         f"({platform.machine()}, Python {platform.python_version()}) in {seconds:.0f} s. For "
         f"each tuning case whose before -> after is a knob setting, `kernel.tune(budget="
         f"{budget}, seed=0)` starts from the case's first variant (its \"before\") and searches "
-        f"the space `tune_space.search_space` finds in the kernel, timing only; the guide's "
+        f"the space `tune.space.search_space` finds in the kernel, timing only; the guide's "
         f"\"after\" is the fastest of the case's other variants. Times are simulated A2/A3 "
         f"microseconds.",
         "",

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from pypto.toolkit.tuning import METRICS, CaseResult, run_case
+from pypto.tune.cases import METRICS, CaseResult, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES_DIR = ROOT / "examples" / "tuning"

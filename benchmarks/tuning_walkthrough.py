@@ -29,7 +29,7 @@ from pypto.toolkit import browser
 from pypto.toolkit.advisor import format_advice
 from pypto.toolkit.analyze import analyze
 from pypto.toolkit.trace import load
-from pypto.toolkit.tuning import measure
+from pypto.tune.cases import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKENS, HIDDEN = 4000, 1024

@@ -2,7 +2,7 @@
 layer order only, and the package graph has no cycle.
 
 The layer order is `LAYERS` (base modules, machine, ir, frontend, ops, passes, runtime,
-profiling, toolkit, driver, top): a module may import from its own package and from lower
+profiling, toolkit, driver, tune, top): a module may import from its own package and from lower
 layers, never upward (lazy in-function imports count too), so a layer can be read, tested and
 replaced without the ones above it.
 """
@@ -29,8 +29,9 @@ LAYERS = {
     "runtime": 7,
     "profiling": 8,
     "toolkit": 9,
-    "driver": 10,
-    **dict.fromkeys(["pypto", "compat", "experimental", "testing"], 11),
+    **dict.fromkeys(["driver", "call_record"], 10),
+    "tune": 11,
+    **dict.fromkeys(["pypto", "compat", "experimental", "testing", "cli"], 12),
 }
 
 

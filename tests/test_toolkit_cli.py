@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.toolkit.cli import main
+from pypto.cli import main
 
 
 def test_version_flag(capsys):
@@ -21,7 +21,7 @@ def test_version_flag(capsys):
 
 
 def test_module_runs_as_script():
-    out = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "--help"],
+    out = subprocess.run([sys.executable, "-m", "pypto.cli", "--help"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "pypto-toolkit" in out.stdout
 

@@ -8,7 +8,7 @@ so there is one instance to build and the cores see the whole batch at once.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 B, S, H = 8, 64, 512
 

@@ -9,7 +9,7 @@ instance's tasks are too small to fill the cores.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 TOKENS, HIDDEN = 1000, 512
 

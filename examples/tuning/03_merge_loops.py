@@ -7,7 +7,7 @@ computations halves the instances, and the two results' tasks share the loaded b
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 TOKENS, HIDDEN, ROWS = 512, 1024, 64
 

@@ -14,7 +14,7 @@ the guide shows. The numbers are sums over the sizes.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 ROWS, HIDDEN = 16, 128
 BLOCKS = (1, 5, 37, 300, 4096)

@@ -9,7 +9,7 @@ three starting points use 32 KiB of L0A/L0B each (MTE1 double buffering) and big
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 M = K = N = 1024
 

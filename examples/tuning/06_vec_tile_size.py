@@ -11,7 +11,7 @@ import warnings
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 ROWS, COLS = 512, 1024
 TILES = {"tiny (2,128) 1 KiB": (2, 128), "(16,512) 32 KiB": (16, 512),

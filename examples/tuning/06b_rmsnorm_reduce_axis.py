@@ -7,7 +7,7 @@ pass. The guide: don't split the reduce axis.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 ROWS, HIDDEN, EPS = 56, 1024, 1e-6
 

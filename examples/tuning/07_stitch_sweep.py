@@ -14,7 +14,7 @@ import math
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 ITEMS, SQ, SKV, D = 256, 64, 128, 64
 SCALE = 1.0 / math.sqrt(D)

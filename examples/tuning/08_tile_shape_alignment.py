@@ -11,7 +11,7 @@ into one subgraph per tile and the intermediate never leaves the vector core's U
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 M, N = 256, 512
 

@@ -12,7 +12,7 @@ tile, one leaf, no GM round trip.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 S, H, STEPS = 256, 1024, 12
 

@@ -11,7 +11,7 @@ N = 1 / 2 / 4 / 8) has its best point at N = 4, and so does ours.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, Measured, checked, main
+from pypto.tune.cases import Case, Measured, checked, main
 
 M, K, N = 8192, 256, 256
 FACTORS = (1, 2, 4, 8)

@@ -9,7 +9,7 @@ previous one and N-1 heads out of N disappear. At N = 8 the 16 tasks fit one wav
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 B, M, K, N = 128, 64, 64, 64
 FACTORS = (1, 2, 4, 8)

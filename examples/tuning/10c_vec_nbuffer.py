@@ -11,7 +11,7 @@ on too few cores, so the curve is U-shaped. The guide's sweep (S6: 13.6 us unmer
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, Measured, checked, main
+from pypto.tune.cases import Case, Measured, checked, main
 
 S, H = 64, 4096
 FACTORS = (1, 2, 4, 8, 64)

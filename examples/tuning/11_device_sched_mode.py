@@ -18,7 +18,7 @@ import tempfile
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 S, H = 2048, 1024
 _MACHINE_DIR = tempfile.TemporaryDirectory(prefix="openpto_tuning11_")   # removed at exit

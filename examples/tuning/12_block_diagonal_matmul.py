@@ -15,7 +15,7 @@ import warnings
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 ROWS, W, PACK = 884736, 16, 4          # A is (ROWS, W); PACK rows of A per row of the view
 WIDE = W * PACK

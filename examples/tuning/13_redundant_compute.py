@@ -11,7 +11,7 @@ wave, with no GM round trip for the cast weight.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 B, S, H = 16, 64, 512
 

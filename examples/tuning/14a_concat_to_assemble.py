@@ -13,7 +13,7 @@ gives no figure). The direction does not depend on it: any concat copies the dat
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 P, S, H = 4, 128, 512
 

@@ -10,7 +10,7 @@ whole-tensor GM round trip less on the critical path.
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 R, C = 256, 1024
 

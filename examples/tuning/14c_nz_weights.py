@@ -14,7 +14,7 @@ fills a 128-byte GM piece and pays its reordering (hw_costs.md §1.2: 128-byte N
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 M, K, N = 16, 2048, 1024
 

@@ -17,7 +17,7 @@ import tempfile
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 S, H, W = 512, 1024, 2048
 _MACHINE_DIR = tempfile.TemporaryDirectory(prefix="openpto_tuning14d_")   # removed at exit

@@ -10,7 +10,7 @@ block, followed by vector adds that sum the partials into the output. The output
 import torch
 
 import pypto
-from pypto.toolkit.tuning import Case, checked, main
+from pypto.tune.cases import Case, checked, main
 
 M, K, N = 128, 8192, 256
 

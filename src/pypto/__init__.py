@@ -230,3 +230,27 @@ from pypto._version import __version__ as __version__
 # raised below it shows the user's frames and this one entry frame, not the library's internals.
 _user_facing_namespace(globals(), (Tensor, SymbolicScalar))
 _user_facing_namespace(vars(experimental))
+
+
+# The tune package sits above the driver; it lends the driver its entries (`driver.lend`),
+# imported on first use so that `import pypto` stays fast.
+def _tuned(*args: object) -> object:
+    from pypto.tune.db import tuned_setting
+    return tuned_setting(*args)
+
+
+def _whatif(*args: object) -> object:
+    from pypto.tune.whatif import rerun
+    return rerun(*args)
+
+
+def _tune(*args: object) -> object:
+    from pypto.tune.search import tune
+    return tune(*args)
+
+
+from pypto.driver import lend as _lend  # noqa: E402
+
+_lend("tuned", _tuned)
+_lend("whatif", _whatif)
+_lend("tune", _tune)

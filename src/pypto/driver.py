@@ -1,5 +1,7 @@
 """`pypto.jit`: the kernel driver. bind -> cache key -> trace (on a miss) -> compile -> run ->
-simulate -> write, read top to bottom in `JitKernel._call`.
+write, read top to bottom from `JitKernel._run`; each call is a value (`call_record.CallRecord`,
+simulated on first need), the latest kept as `kernel.last`, and `kernel.evaluate` makes one for
+a variant (knobs changed, timing only) without touching the kernel's record or cache.
 
 Decoration checks the signature (tensor parameters first, no return value) and the option
 dicts, but compiles nothing. Each call binds the caller's tensors against the annotations,
@@ -21,14 +23,16 @@ import inspect
 import os
 import sys
 import time
-import warnings
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pypto import _config
 from pypto._config import CompileOptions, RunOptions
-from pypto.errors import PyptoTypeError, PyptoValueError, PyptoWarning, user_facing
+from pypto.call_record import CallRecord, PendingRun, Variant, copies, copy_value
+from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
 from pypto.frontend import knobs
+from pypto.frontend.knobs import Knobs as _Knobs
+from pypto.frontend.knobs import applied as _applied
+from pypto.frontend.knobs import parse as _parse_knobs
 from pypto.frontend import options as opt
 from pypto.frontend.binding import BoundTensor, freeze
 from pypto.frontend.entry import check_not_nested, trace_kernel
@@ -36,7 +40,6 @@ from pypto.frontend.guards import GlobalGuards
 from pypto.frontend.signature import KernelSignature, check_source
 from pypto.gc_pause import gc_paused
 from pypto.ir.program import Program
-from pypto.machine.simulate import simulate
 from pypto.machine.spec import load as machine_spec
 from pypto.machine.spec import resolve as resolve_machine
 from pypto.passes import CompiledProgram, compile_program
@@ -87,14 +90,8 @@ class JitKernel:
         self._guards = GlobalGuards(func)
         # the compiled programs, each with its execution plan and the knob sites its trace met
         self.compile_cache = CompileCache()
-        self.last_compiled: CompiledProgram | None = None
-        self._last_run: Any = None
-        self._pending_run: Any = None
-        self.last_program: Program | None = None
-        self.last_call: tuple[tuple, dict] | None = None   # (args, kwargs), for `whatif`
-        self.last_executor: Any = None
+        self.last: CallRecord | None = None   # the latest call (`__call__`), as a value
         self.compile_count = 0
-        self._out_dir: str | None = None  # this call's output folder, once one is made
         self.compile_times: list[tuple[float, float]] = []  # (trace s, compile s) per compile
 
     def __reduce__(self) -> tuple:
@@ -102,13 +99,29 @@ class JitKernel:
         tuner's Ray workers) compiles afresh and has no record of calls."""
         return _rebuild, (self.func, self._made_with)
 
+    # ---- the latest call, as users' scripts read it ----
     @property
     def last_run(self) -> Any:
         """The simulated A2/A3 run of the last call (a `machine.result.SimResult`), computed
         on first access so calls that never look at timing do not pay for it."""
-        if self._last_run is None and self._pending_run is not None:
-            self._last_run, self._pending_run = self._pending_run(), None
-        return self._last_run
+        return self.last.run if self.last is not None else None
+
+    @property
+    def last_program(self) -> Program | None:
+        return self.last.program if self.last is not None else None
+
+    @property
+    def last_compiled(self) -> CompiledProgram | None:
+        return self.last.compiled if self.last is not None else None
+
+    @property
+    def last_executor(self) -> Any:
+        return self.last.executor if self.last is not None else None
+
+    @property
+    def last_call(self) -> tuple[tuple, dict] | None:
+        """(args, kwargs) of the last call."""
+        return (self.last.args, self.last.kwargs) if self.last is not None else None
 
     # ---- properties mirroring PyPTO's wrapper ----
     @property
@@ -123,19 +136,52 @@ class JitKernel:
     def bind(self, args: tuple, kwargs: dict) -> tuple[list[BoundTensor], dict, dict[str, int]]:
         return self.signature.bind(args, kwargs)
 
+    def options(self) -> dict[str, Any]:
+        """The options this kernel's calls start from, by flattened key
+        ("runtime.stitch_function_max_num"): its decorator's and its runtime_options'."""
+        values = dict(self._fixed)
+        for k, v in _config.check_dict("runtime", self.runtime_options,
+                                       "runtime_options").items():
+            values[f"runtime.{k}"] = v
+        return values
+
     @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         """Run the kernel on the caller's tensors (results land in the output tensors)."""
-        return self._call(args, kwargs)
+        check_not_nested(self.__name__, args)
+        self.last = self._run(args, kwargs, Variant.NONE)
+        if self.last.ran:
+            knobs.record(knobs.Call(self.__name__, self.last, self))
+
+    @user_facing
+    def evaluate(self, *args: Any, knobs: Mapping[str, Any] | knobs.Knobs | None = None,
+                 timing_only: bool = True, cache: CompileCache | None = None,
+                 fresh: bool = False, **kwargs: Any) -> CallRecord:
+        """A call on `args` with `knobs` applied (`frontend.knobs` addresses: options by name,
+        `vec_tile@FILE:LINE`, ...), as a `CallRecord`, leaving the kernel's `last` record,
+        its compile cache and the caller's tensors as they were. Timing only where the
+        kernel's control flow reads no computed value; otherwise (or with
+        `timing_only=False`) the arithmetic runs on copies of the arguments
+        (`record.timing_only` says which). No run folder or dump is written. Compiled
+        programs are read from the kernel's cache and from `cache`, which keeps the ones this
+        call compiles; `fresh=True` traces and compiles afresh (every knob site is met). A
+        knob call site that matched no call is an error (`Knobs.check_used`)."""
+        parsed = knobs if isinstance(knobs, _Knobs) else _parse_knobs(knobs or {})
+        variant = Variant(timing_only, parsed.options.get("runtime.numerics"), cache, fresh)
+        options = {"debug.runtime_debug_mode": 0, "debug.compile_debug_mode": 0,
+                   **parsed.options}
+        with _applied(_Knobs(options, parsed.sites, parsed.hits)):
+            record = self._run(args, kwargs, variant)
+        parsed.check_used()
+        return record
 
     @user_facing
     def whatif(self, overrides: Mapping[str, Any] | None = None, /, **more: Any) -> Any:
-        """The last call again with knobs changed, timing only; a `toolkit.whatif.WhatIf`
+        """The last call again with knobs changed, timing only; a `tune.whatif.WhatIf`
         (before/after runs and table; `.write(folder)` for both run folders and the diff
         page). Knobs: option names (`stitch_function_max_num=512`) as keywords, call sites
         (`{"vec_tile@kernel.py:42": (16, 512)}`) in the mapping; see `frontend.knobs`."""
-        from pypto.toolkit.whatif import rerun   # NOTE: lazy, keeps `import pypto` fast
-        return rerun(self, {**(overrides or {}), **more})
+        return lent("whatif")(self, {**(overrides or {}), **more})
 
     @user_facing
     def tune(self, budget: int = 50, seconds: float | None = None, seed: int = 0,
@@ -143,90 +189,100 @@ class JitKernel:
              db: str | bool | None = None, strategy: str = "auto", workers: int | None = None,
              ray: str | bool | None = None) -> Any:
         """Search this kernel's knobs on the simulated machine for its last call's arguments
-        (timing only); a `toolkit.tune_search.TuneResult` (`.best.config`, `.table()`,
-        `.whatif()`). The space: `toolkit.tune_space.search_space(kernel)` unless given.
+        (timing only); a `tune.search.TuneResult` (`.best.config`, `.table()`,
+        `.whatif()`). The space: `tune.space.search_space(kernel)` unless given.
         `db=True` (or a path): reuse and keep results in the tuning database
-        (`toolkit.tune_db`; runtime_options use_tuned applies them to later calls).
+        (`tune.db`; runtime_options use_tuned applies them to later calls).
         `strategy`: "auto", "exhaustive", "descent" or "optuna"; `workers`: local processes
         (default one per CPU); `ray`: evaluate on a Ray cluster ("local", "auto", an address)."""
-        from pypto.toolkit.tune_search import tune   # NOTE: lazy, keeps `import pypto` fast
-        return tune(self, dimensions, budget, seconds, seed, metric, progress, db, strategy,
-                    workers, ray)
+        return lent("tune")(self, dimensions, budget, seconds, seed, metric, progress, db,
+                            strategy, workers, ray)
 
-    def _call(self, args: tuple, kwargs: dict, remember: bool = True) -> None:
-        check_not_nested(self.__name__, args)
-        if remember:
-            self.last_call = (args, kwargs)
-        self._out_dir = None
+    def _run(self, args: tuple, kwargs: dict, variant: Variant) -> CallRecord:
+        """One call, as a record: bind, find or make the compiled program, run, write."""
         bound, others, symbols = self.bind(args, kwargs)
-        token = opt.push_scope("jit_scope", self._options_scope())
+        token = opt.push_scope("jit_scope", self.options())
         tuned = None
         try:
-            tuned = self._apply_tuned(bound, others)
-            guards = self._guards.key()
-            key = self._key(bound, others)
-            entry = self.compile_cache.get(CacheKey(key, guards)) if self.use_cache else None
-            fresh = entry is None
-            if fresh:
-                started = time.perf_counter()
-                met = _SitesMet()
-                program = self._trace(bound, others)
-                sites = met.since()
-                trace_s = time.perf_counter() - started
-                cache_key = CacheKey(key, self._guards.settle(guards))
-            else:   # the trace is not repeated: count the knob sites it met as met again
-                program = entry.program
-                _SitesMet.again(entry.sites)
+            tuned = self._apply_tuned(bound, others) if variant is Variant.NONE else None
+            entry = self._entry(bound, others, variant)
             # NOTE: compiling, running and writing allocate many small objects next to a large
             # live graph; pausing the cyclic GC meanwhile saves repeated full collections.
             with gc_paused():
-                if fresh:
-                    entry = self._compile(program, CompileOptions.from_scope(opt.lookup),
-                                          cache_key, sites, trace_s)
-                run = RunOptions.from_scope(opt.lookup)
-                self.last_program = program
-                self.last_compiled = entry.compiled
-                if run.compile_debug_mode:
-                    self._out_dir = output_dir()
-                    _dump_compiled(self.last_compiled, self._out_dir)
-                if self.last_compiled.stage != _config.CompStage.ALL_COMPLETE:
-                    self._say_not_run()
-                    return None
-                self._announce_run_mode(run.run_mode)
-                self._execute(entry, bound, symbols, run)
-            if remember:
-                knobs.record(self)
+                return self._run_entry(entry, args, kwargs, (bound, symbols), variant)
         finally:
             if tuned is not None:
                 knobs.deactivate(tuned)
             opt.pop_scope(token)
-        return None
+
+    def _entry(self, bound: list[BoundTensor], others: dict, variant: Variant) -> CacheEntry:
+        """The compiled program for this call: from a cache, or traced and compiled now."""
+        guards = self._guards.key()
+        key = CacheKey(self._key(bound, others), guards)
+        entry = None
+        if self.use_cache and not variant.fresh:
+            entry = self.compile_cache.get(key) or (
+                variant.cache.get(key) if variant.cache is not None else None)
+        if entry is not None:   # the trace is not repeated: count its knob sites as met again
+            _SitesMet.again(entry.sites)
+            return entry
+        started = time.perf_counter()
+        met = _SitesMet()
+        program = self._trace(bound, others)
+        sites, trace_s = met.since(), time.perf_counter() - started
+        key = CacheKey(key.call, self._guards.settle(guards))
+        with gc_paused():
+            started = time.perf_counter()
+            options = CompileOptions.from_scope(opt.lookup)
+            compiled = compile_program(program, machine_spec(options.machine), options)
+            entry = CacheEntry(program, compiled, ExecutionPlan(compiled), sites)
+        if variant is Variant.NONE:
+            self.compile_cache.add(key, entry)
+            self.compile_count += 1
+            self.compile_times.append((trace_s, time.perf_counter() - started))
+        elif variant.cache is not None:
+            variant.cache.add(key, entry)
+        return entry
+
+    def _run_entry(self, entry: CacheEntry, args: tuple, kwargs: dict, binding: tuple,
+                   variant: Variant) -> CallRecord:
+        """Run a compiled program on a call's arguments (copies, for a variant that computes)
+        and write its folder; -> the call's record."""
+        run = RunOptions.from_scope(opt.lookup)
+        if variant is not Variant.NONE:
+            run = variant.numerics(run, self._timing_only_refusal(entry.program, run))
+            if run.numerics != "timing_only":   # computed on copies: the caller's outputs stay
+                args, kwargs = copies(args), {k: copy_value(v) for k, v in kwargs.items()}
+                bound, _, symbols = self.bind(args, kwargs)
+                binding = (bound, symbols)
+        made = dict(kernel=self.__name__, args=args, kwargs=kwargs, program=entry.program,
+                    compiled=entry.compiled, options=run, sites=entry.sites,
+                    timing_only=run.numerics == "timing_only")
+        folder = output_dir() if run.compile_debug_mode else None
+        if folder is not None:
+            _dump_compiled(entry.compiled, folder)
+        if entry.compiled.stage != _config.CompStage.ALL_COMPLETE:
+            self._say_not_run(entry.compiled)
+            return CallRecord(**made, plan=None, folder=folder)
+        self._announce_run_mode(run.run_mode)
+        executor, pending = self._execute(entry, *binding, run)
+        if pending is not None and run.runtime_debug_mode:
+            folder = folder or output_dir()
+        record = CallRecord(**made, plan=entry.plan, executor=executor, pending=pending,
+                            folder=folder)
+        if pending is not None and run.runtime_debug_mode:
+            self._write(record)
+        return record
 
     def _apply_tuned(self, bound: list[BoundTensor], others: dict) -> Any:
         """With runtime_options use_tuned (or PYPTO_TUNED=1): the tuning database's fresh
-        setting for this call made active (a token to undo it), a stale one reported."""
+        setting for this call made active (a token to undo it)."""
         if knobs.active() is not None or not (opt.lookup("runtime.use_tuned")
                                               or os.environ.get("PYPTO_TUNED") == "1"):
             return None
-        from pypto.toolkit.tune_db import Key, TuneDB   # NOTE: lazy, only when asked
         spec = machine_spec(CompileOptions.from_scope(opt.lookup).machine)
-        entry = TuneDB().lookup(Key.of_call(self, bound, others, spec))
-        if entry is None:
-            return None
-        if entry.stale:
-            warnings.warn(PyptoWarning(
-                f"kernel '{self.__name__}': the tuning database's entry for these shapes is "
-                f"stale ({entry.stale}), so it is not applied; run kernel.tune(db=True) "
-                f"again"), stacklevel=3)
-            return None
-        return knobs.activate(knobs.parse(entry.config))
-
-    def _options_scope(self) -> dict[str, Any]:
-        values = dict(self._fixed)
-        for k, v in _config.check_dict("runtime", self.runtime_options,
-                                       "runtime_options").items():
-            values[f"runtime.{k}"] = v
-        return values
+        config = lent("tuned")(self, bound, others, spec)
+        return knobs.activate(knobs.parse(config)) if config is not None else None
 
     def _key(self, bound: list[BoundTensor], others: dict[str, Any]) -> tuple:
         """The compile-cache key less the guards: shapes/dtypes, non-tensor values, options."""
@@ -242,20 +298,10 @@ class JitKernel:
     def _trace(self, bound: list[BoundTensor], others: dict[str, Any]) -> Program:
         return trace_kernel(self.__name__, self.func, bound, others)
 
-    def _compile(self, program: Program, options: CompileOptions, key: CacheKey, sites: dict,
-                 trace_s: float) -> CacheEntry:
-        started = time.perf_counter()
-        compiled = compile_program(program, machine_spec(options.machine), options)
-        entry = CacheEntry(program, compiled, ExecutionPlan(compiled), sites)
-        self.compile_cache.add(key, entry)
-        self.compile_count += 1
-        self.compile_times.append((trace_s, time.perf_counter() - started))
-        return entry
-
-    def _say_not_run(self) -> None:
+    def _say_not_run(self, compiled: CompiledProgram) -> None:
         """PyPTO's compile_stage stops compilation: the kernel does not run."""
         print(f"[pypto] kernel '{self.__name__}' was compiled up to compile_stage "
-              f"{self.last_compiled.stage.name} and not run (host_options.compile_stage); its "
+              f"{compiled.stage.name} and not run (host_options.compile_stage); its "
               f"outputs are unchanged", file=sys.stderr)
 
     def _announce_run_mode(self, mode: _config.RunMode | None) -> None:
@@ -269,18 +315,18 @@ class JitKernel:
                   "(exact numerics) instead", file=sys.stderr)
 
     def _execute(self, entry: CacheEntry, bound: list[BoundTensor], symbols: dict[str, int],
-                 run: RunOptions) -> None:
+                 run: RunOptions) -> tuple[Any, PendingRun | None]:
+        """-> (the executor that ran, the stitched tasks to simulate: None on the reference
+        executor, which has no schedule)."""
         program, compiled, plan = entry.program, entry.compiled, entry.plan
         arrays = {p.value.storage.id: b.array for p, b in zip(program.params, bound)}
-        self._last_run = self._pending_run = None  # no timing from an earlier call lingers
         timing_only = run.numerics == "timing_only"
         if timing_only:
             self._check_timing_only(program, run)
         if run.executor == "reference":
             executor = ReferenceExecutor(plan, symbols, arrays)
             executor.run()
-            self.last_executor = executor
-            return
+            return executor, None
         stitcher = Stitcher(run.stitch_function_max_num, run.stitch_function_size,
                             plan.slot_facts,
                             run.max_workspace_kb * 1024 if run.max_workspace_kb else None,
@@ -295,39 +341,38 @@ class JitKernel:
             executor = TileExecutor(plan, symbols, arrays, stitcher, not timing_only)
             executor.run()
         stitcher.flush()
-        self.last_executor = executor
-        # The simulation runs when its result is first asked for (kernel.last_run) or written.
-        self._pending_run = PendingRun(stitcher, compiled.spec, self.__name__,
-                                       run.device_sched_mode, stitcher.window_workspace,
-                                       run.launch_sched_aicpu_num)
-        self._last_run = None
-        if run.runtime_debug_mode:
-            self._write(program)
+        # The simulation runs when its result is first asked for (record.run) or written.
+        return executor, PendingRun(stitcher, compiled.spec, self.__name__,
+                                    run.device_sched_mode, stitcher.window_workspace,
+                                    run.launch_sched_aicpu_num)
 
-    def _write(self, program: Program) -> None:
+    def _write(self, record: CallRecord) -> None:
         """The simulated run under output/: one folder per call, holding this call's compile
         dumps too, if any."""
         from pypto.toolkit.run_pages import write_run  # NOTE: lazy, keeps `import pypto` fast
-        folder = self._out_dir or output_dir()
-        write_run(self.last_run, program, folder)
-        self.last_run.folder = os.path.abspath(folder)   # shown by its summary
+        write_run(record.run, record.program, record.folder)
+        record.run.folder = os.path.abspath(record.folder)   # shown by its summary
+
+    def _timing_only_refusal(self, program: Program, run: RunOptions) -> str | None:
+        """Why runtime_options numerics="timing_only" would change this run, or None."""
+        if run.enable_pass_verify:
+            return ("runtime_options numerics='timing_only' runs no arithmetic, so it cannot "
+                    "be combined with verify_options enable_pass_verify, which compares "
+                    "results")
+        if run.executor == "reference":
+            return ("runtime_options numerics='timing_only' needs the tile executor "
+                    "(executor='reference' only computes results)")
+        why = timing_only_possible(program)
+        if why is not None:
+            return (f"runtime_options numerics='timing_only' would change the run: {why}; use "
+                    f"numerics='exact'")
+        return None
 
     def _check_timing_only(self, program: Program, run: RunOptions) -> None:
         """runtime_options numerics="timing_only" is refused where it would change the run."""
-        if run.enable_pass_verify:
-            raise PyptoValueError(
-                f"kernel '{self.__name__}': runtime_options numerics='timing_only' runs no "
-                f"arithmetic, so it cannot be combined with verify_options enable_pass_verify, "
-                f"which compares results")
-        if run.executor == "reference":
-            raise PyptoValueError(
-                f"kernel '{self.__name__}': runtime_options numerics='timing_only' needs the "
-                f"tile executor (executor='reference' only computes results)")
-        why = timing_only_possible(program)
+        why = self._timing_only_refusal(program, run)
         if why is not None:
-            raise PyptoValueError(
-                f"kernel '{self.__name__}': runtime_options numerics='timing_only' would "
-                f"change the run: {why}; use numerics='exact'")
+            raise PyptoValueError(f"kernel '{self.__name__}': {why}")
 
 
 class _SitesMet:
@@ -354,32 +399,24 @@ class _SitesMet:
             active.hits[site] = active.hits.get(site, 0) + n
 
 
-@dataclass(frozen=True)
-class PendingRun:
-    """A call's simulation, computed on first need (`JitKernel.last_run`); its stitched tasks
-    and machine can be looked at before (the tuner bounds them to skip hopeless settings)."""
+# ---- what the layer above lends the driver ---------------------------------------------------
+# The tune package sits above the driver and registers its entries here (`pypto/__init__.py`
+# does, lazily), so the driver imports nothing above it: "tuned" (the tuning database's
+# setting for a call, or None), "whatif" and "tune" (the methods of the same names).
+_LENT: dict[str, Callable] = {}
 
-    stitched: Any       # the `Stitcher`: its tasks as objects, or as a table of rows
-    spec: Any
-    kernel: str
-    sched_mode: int
-    workspace: list
-    sched_threads: int | None
 
-    @property
-    def table(self) -> Any:
-        """The tasks as columns, when the stitcher made them (`Stitcher.table`)."""
-        return self.stitched.table
+def lend(name: str, func: Callable) -> None:
+    """Register `func` as the driver's entry `name` (see above)."""
+    _LENT[name] = func
 
-    @property
-    def tasks(self) -> Any:
-        """The tasks as `SimTask`s (made from the table's rows when they are rows)."""
-        return self.stitched.tasks
 
-    def __call__(self) -> Any:
-        table = self.table
-        return simulate(table if table is not None else self.tasks, self.spec,
-                        self.kernel, self.sched_mode, self.workspace, self.sched_threads)
+def lent(name: str) -> Callable:
+    try:
+        return _LENT[name]
+    except KeyError:
+        raise PyptoValueError(f"kernel.{name} needs the pypto.tune package, which "
+                              f"`import pypto` registers; it was not registered") from None
 
 
 def _rebuild(func: Callable, made_with: dict) -> JitKernel:

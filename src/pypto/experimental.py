@@ -140,7 +140,7 @@ def transposed_batchmatmul(tensor_a: Any, tensor_b: Any, out_dtype: DataType) ->
     (`set_cube_tile_shapes`). The result is valid over tensor_a's valid M, the common valid B
     and tensor_b's valid N; the K sum runs over the common valid K."""
     from pypto.ops.core import check_cube_tile
-    from pypto.ops.matmul import _check_cube_alignment
+    from pypto.ops.matmul import check_cube_alignment
     op = "transposed_batchmatmul"
     a = value_of(tensor_a, op, "tensor_a")
     b = value_of(tensor_b, op, "tensor_b")
@@ -162,7 +162,7 @@ def transposed_batchmatmul(tensor_a: Any, tensor_b: Any, out_dtype: DataType) ->
         raise PyptoValueError(f"{op}: K of tensor_a (dim 2, {a.shape[2]!r}) != K of tensor_b "
                               f"(dim 1, {b.shape[1]!r})")
     check_cube_tile(op)
-    _check_cube_alignment(a.dtype)
+    check_cube_alignment(a.dtype)
     shape = (a.shape[0], a.shape[1], b.shape[2])
     valid = (a.valid_shape[0], binary("min", a.valid_shape[1], b.valid_shape[0]),
              b.valid_shape[2])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pypto.toolkit.tuning import METRICS, Case, main, run_case
+from pypto.tune.cases import METRICS, Case, main, run_case
 
 pytestmark = pytest.mark.examples
 

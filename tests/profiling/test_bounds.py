@@ -128,7 +128,7 @@ def test_the_bound_before_scheduling_is_below_the_simulated_kernel_time(rows, co
         y[:] = x * 2.0
 
     scale(torch.zeros(rows, cols), torch.zeros(rows, cols))
-    pending = scale._pending_run
+    pending = scale.last.pending
     bound = before_scheduling(pending.tasks, pending.spec)
     run = scale.last_run
     full = lower_bounds(run)

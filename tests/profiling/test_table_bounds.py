@@ -53,7 +53,7 @@ def test_a_kernel_the_stitcher_tabled():
         out[:] = pypto.exp(pypto.matmul(a, b, pypto.DT_FP32) * 0.01)
 
     mm(torch.zeros(512, 256).half(), torch.zeros(256, 384).half(), torch.zeros(512, 384))
-    pending = mm._pending_run
+    pending = mm.last.pending
     if pending.table is None:
         pytest.skip("the Python core: the stitcher makes no table")
     assert table_bounds.before_scheduling(pending.table, pending.spec) == \

@@ -1,11 +1,12 @@
 """A kernel's compile cache is an object of its own (`runtime.compile_cache`): a call finds its
 program by a `CacheKey`, a new static shape adds an entry, and what runs variants beside the
-kernel (the tuner) adds and drops entries through its public methods only."""
+kernel (the tuner, `kernel.evaluate`) reads it and keeps its own compiles in a cache of its
+own."""
 import torch
 
 import pypto
-from pypto.runtime.compile_cache import CacheEntry, CacheKey
-from pypto.toolkit.tune_eval import Evaluator
+from pypto.runtime.compile_cache import CacheEntry, CacheKey, CompileCache
+from pypto.tune.backends import Evaluator
 
 F32 = pypto.DT_FP32
 
@@ -32,18 +33,26 @@ def test_a_call_reuses_its_entry_and_a_new_shape_adds_one():
     assert entry.plan.compiled is entry.compiled
 
 
-def test_the_tuners_evaluator_keeps_only_its_last_compiles_and_the_kernels_own():
+def test_the_tuners_evaluator_keeps_only_its_last_compiles_and_leaves_the_kernels_alone():
     k = _kernel()
     k.runtime_options["numerics"] = "timing_only"
     k(torch.rand(32, 64), torch.zeros(32, 64))
-    own = k.compile_cache.snapshot()
-    evaluate = Evaluator(k, "kernel_cycles")
+    own, last = k.compile_cache.snapshot(), k.last
+    evaluate = Evaluator(k, k.last_call, "kernel_cycles")
     line = _kernel.__code__.co_firstlineno + 3
     site = f"vec_tile@{__file__.rsplit('/', 1)[-1]}:{line}"
     for rows in (1, 2, 4, 8, 32, 64):
         assert evaluate({site: (rows, 64)}, None).value_us is not None
-    added = k.compile_cache.added_since(own)
-    assert len(added) == Evaluator.KEEP            # the older ones dropped
-    assert all(k.compile_cache.get(key) is entry for key, entry in own.items())
-    k.compile_cache.restore(own)
-    assert k.compile_cache.snapshot() == own and len(k.compile_cache) == len(own)
+    assert len(evaluate.cache) == Evaluator.KEEP       # the older ones dropped
+    assert k.compile_cache.snapshot() == own and k.last is last and k.compile_count == 1
+
+
+def test_a_limited_cache_drops_its_oldest_entry_first():
+    k = _kernel()
+    k(torch.rand(32, 64), torch.zeros(32, 64))
+    entry = k.compile_cache.get(next(iter(k.compile_cache)))
+    cache = CompileCache(limit=2)
+    keys = [CacheKey((n,), ()) for n in range(3)]
+    for key in keys:
+        cache.add(key, entry)
+    assert list(cache) == keys[1:] and cache.get(keys[0]) is None

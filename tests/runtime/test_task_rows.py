@@ -97,7 +97,7 @@ def run(make, monkeypatch, as_rows: bool):
                   lambda *a, **k: Stitcher(*a, **{**k, "as_rows": as_rows}))
         kernel, args = make()
         kernel(*args)
-        pending = kernel._pending_run
+        pending = kernel.last.pending
         return pending, kernel.last_run
 
 

@@ -13,7 +13,7 @@ import torch
 
 import pypto
 from pypto.toolkit.analyze import analyze
-from pypto.toolkit.cli import main
+from pypto.cli import main
 from pypto.toolkit.trace import load
 
 from _traces import build, task, write

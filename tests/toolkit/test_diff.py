@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pypto.toolkit.cli import main
+from pypto.cli import main
 
 from _traces import build, task, write
 

@@ -249,7 +249,7 @@ def test_inside_the_swimlane_viewer_tasks_and_call_ops_follow_each_other(runs, o
     """`pypto-toolkit view` on a run folder holding graph.html: selecting a task selects its
     call op in the Graph tab (drawn while hidden, fitted once shown), and clicking a call op
     there highlights that call's tasks in the swimlane."""
-    from pypto.toolkit.cli import main
+    from pypto.cli import main
     run = runs["mm"]
     assert main(["view", run]) == 0
     p = open_page(os.path.join(run, "swimlane.html"))

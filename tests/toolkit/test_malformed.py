@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pypto.toolkit.cli import main
+from pypto.cli import main
 
 from _traces import build, task
 
@@ -112,7 +112,7 @@ def test_nesting_the_reader_accepts_is_processed_by_every_command():
     script = r"""
 import json, sys, tempfile, os
 sys.path.insert(0, sys.argv[1])
-from pypto.toolkit.cli import main
+from pypto.cli import main
 from test_malformed import _nested
 tmp = tempfile.mkdtemp()
 for depth in (200, 300, 900, 1100):
@@ -185,7 +185,7 @@ def test_lone_surrogates_are_shown_as_replacement_characters(tmp_path):
             "diff": ["diff", str(path), str(good), "-o", str(tmp_path / "d.html")]}
     outs = {}
     for key, argv in runs.items():
-        done = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", *argv],
+        done = subprocess.run([sys.executable, "-m", "pypto.cli", *argv],
                               capture_output=True, timeout=300)
         assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
         outs[key] = done.stdout.decode("utf-8")

@@ -10,7 +10,7 @@ import pytest
 import pypto.toolkit.trace as trace_module
 from pypto.toolkit.run_pages import write_viewer
 from pypto.profiling.swimlane_reader import read_swimlane
-from pypto.toolkit.cli import main
+from pypto.cli import main
 from pypto.toolkit.trace import load
 from pypto.toolkit.viewer.page import embed_json
 

@@ -14,7 +14,7 @@ import pytest
 
 from pypto.dtypes import DataType
 from pypto.profiling.swimlane import Lane, SwimlaneData, TaskEvent
-from pypto.toolkit.cli import main
+from pypto.cli import main
 from pypto.toolkit.trace import load
 from pypto.toolkit.viewer import render_view_html
 

@@ -361,9 +361,18 @@ class Call(NamedTuple):
     """One recorded kernel call."""
 
     name: str
-    run: Any          # its simulated run (`SimResult`)
-    program: Any      # its traced program
-    kernel: Any       # the `JitKernel` (its `last_call` is this call, until it is called again)
+    record: Any       # its `CallRecord` (the driver's)
+    kernel: Any       # the `JitKernel`
+
+    @property
+    def run(self) -> Any:
+        """Its simulated run (`SimResult`)."""
+        return self.record.run
+
+    @property
+    def program(self) -> Any:
+        """Its traced program."""
+        return self.record.program
 
 
 @contextlib.contextmanager
@@ -377,8 +386,8 @@ def recording() -> Iterator[list]:
         _RECORDING.reset(token)
 
 
-def record(kernel: Any) -> None:
+def record(call: Call) -> None:
     """Called after every kernel call that ran: note it while `recording`."""
     calls = _RECORDING.get()
     if calls is not None:
-        calls.append(Call(kernel.__name__, kernel.last_run, kernel.last_program, kernel))
+        calls.append(call)

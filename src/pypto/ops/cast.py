@@ -149,7 +149,7 @@ def cast(input: Any, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
     for name, val, enum_t in (("mode", mode, CastMode), ("satmode", satmode, SaturationMode)):
         if isinstance(val, bool) or not isinstance(val, int):
             raise PyptoTypeError(f"cast: {name} must be a pypto.{enum_t.__name__}, got {val!r}")
-        if val not in enum_t._value2member_map_:
+        if val not in {m.value for m in enum_t}:
             raise PyptoValueError(f"cast: {name} {val} is not a {enum_t.__name__} "
                                   f"({', '.join(m.name for m in enum_t)})")
     return emit1("CAST", [v], v.shape, dtype, v.valid_shape,

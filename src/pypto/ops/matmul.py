@@ -57,7 +57,7 @@ def _matmul_compute(xs: list, at: dict) -> np.ndarray:
     return out
 
 
-def _check_cube_alignment(a_dtype: DataType) -> None:
+def check_cube_alignment(a_dtype: DataType) -> None:
     tile = opt.lookup("cube_tile_shapes")
     size = bytes_of(a_dtype)
     for name, vals in (("m", tile.m), ("k", tile.k), ("n", tile.n)):
@@ -86,7 +86,7 @@ def matmul(input: Any, mat2: Any, out_dtype: DataType | None = None, *, a_trans:
                               f"(got {a.rank} and {b.rank})")
     tile = opt.lookup("cube_tile_shapes")
     if tile is not None:
-        _check_cube_alignment(a.dtype)
+        check_cube_alignment(a.dtype)
     m_i, ka_i = (-1, -2) if a_trans else (-2, -1)
     kb_i, n_i = (-1, -2) if b_trans else (-2, -1)
     if a.shape[ka_i] != b.shape[kb_i]:

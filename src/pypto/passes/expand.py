@@ -34,7 +34,7 @@ from pypto.passes.tile_graph import (ConstTable, Region, TileGraph, TileGrid, Ti
                                      clamped_valid, static_dims, tiles, window)
 from pypto.symbolic import Const, Expr, Sym, binary
 
-_ELEMENTWISE = (set(_ew._BINARY) | {c + "S" for c in _ew._BINARY} | set(_ew._UNARY)
+_ELEMENTWISE = (set(_ew.POINTWISE)
                 | {"ROUND", "LRELU", "WHERE", "CLIP", "CAST", "COPY", "FULL", "EXPAND"})
 _SPLITTABLE_REDUCE = {"REDUCE_SUM": "REDUCE_SUM", "REDUCE_MAX": "REDUCE_MAX",
                       "REDUCE_MIN": "REDUCE_MIN", "REDUCE_PROD": "REDUCE_PROD",

@@ -123,7 +123,7 @@ def before_scheduling(tasks: list[SimTask], spec: MachineSpec) -> float:
     alone, before the (costlier) schedule is simulated: the roofline's cube and vector terms,
     `HBM_SHARE` of its HBM term, and the heaviest dependency path with each task weighing
     its own cube or vector cycles (a task lasts at least those). The tuner skips simulating a
-    setting whose bound already exceeds the best time found (`toolkit/tune_search.py`)."""
+    setting whose bound already exceeds the best time found (`tune/search.py`)."""
     cube = sum(t.cube_cycles for t in tasks if t.core == "AIC")
     vector = sum(t.vector_cycles for t in tasks if t.core != "AIC")
     nbytes = tasks_compulsory_bytes(tasks, spec.memory["l2_capacity"])

@@ -4,9 +4,9 @@ The driver looks a call up by its `CacheKey` (the static shapes and dtypes, non-
 arguments, options, machine and knob key of the call, then the global guards' values) and
 keeps per compiled program one `CacheEntry`: the traced program, its compiled form, the
 runtime's execution plan and the knob call sites its trace met (a cache hit counts them as met
-again). What runs a variant beside the kernel's own calls (a tuner evaluation) adds entries and
-drops them again through the public methods here: `snapshot`/`restore` around a search,
-`added_since` and `drop` to keep a search's compiles from piling up.
+again). The kernel's own calls fill the kernel's cache; what runs variants beside them (a
+tuner's evaluations, `JitKernel.evaluate`) reads it and keeps its own compiles in a cache of
+its own, which a `limit` keeps from piling up (the oldest entry goes first).
 """
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ class CacheEntry:
 class CompileCache:
     """The entries of one kernel, in the order they were compiled."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit   # the most entries kept (None: all)
         self._entries: dict[CacheKey, CacheEntry] = {}
 
     def __len__(self) -> int:
@@ -51,18 +52,10 @@ class CompileCache:
 
     def add(self, key: CacheKey, entry: CacheEntry) -> None:
         self._entries[key] = entry
-
-    def drop(self, key: CacheKey) -> None:
-        self._entries.pop(key, None)
+        if self.limit is not None:
+            for old in list(self._entries)[:max(0, len(self._entries) - self.limit)]:
+                del self._entries[old]
 
     def snapshot(self) -> dict[CacheKey, CacheEntry]:
-        """The entries as they are now (for `restore`)."""
+        """The entries as they are now (a copy)."""
         return dict(self._entries)
-
-    def restore(self, snapshot: dict[CacheKey, CacheEntry]) -> None:
-        """Back to a `snapshot`: entries added since are dropped."""
-        self._entries = dict(snapshot)
-
-    def added_since(self, snapshot: dict[CacheKey, CacheEntry]) -> list[CacheKey]:
-        """The keys added since `snapshot`, oldest first."""
-        return [k for k in self._entries if k not in snapshot]

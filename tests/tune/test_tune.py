@@ -1,4 +1,4 @@
-"""The tuner (`kernel.tune`, `toolkit.tune_space`, `toolkit.tune_search`): the search space is
+"""The tuner (`kernel.tune`, `tune.space`, `tune.search`): the search space is
 found from the kernel's own call sites, every setting is simulated timing only, settings the
 compiler refuses are recorded as infeasible, and a search is deterministic for its seed."""
 import os
@@ -8,7 +8,7 @@ import torch
 
 import pypto
 from pypto.errors import PyptoValueError
-from pypto.toolkit.tune_space import Dimension, search_space
+from pypto.tune.space import Dimension, search_space
 
 from marker_lines import marker_line
 
@@ -119,7 +119,7 @@ def test_the_command_line_tunes_a_scripts_kernels_into_reports(tmp_path):
             k(torch.rand(64, 512), torch.zeros(64, 512))
     '''))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "tune", f"{script}::main",
+    proc = subprocess.run([sys.executable, "-m", "pypto.cli", "tune", f"{script}::main",
                            "--budget", "6", "-o", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -129,6 +129,6 @@ def test_the_command_line_tunes_a_scripts_kernels_into_reports(tmp_path):
     assert "The advisor on the best run" in page and (out / "0_k" / "diff.html").is_file()
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
-    proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "tune", str(empty)],
+    proc = subprocess.run([sys.executable, "-m", "pypto.cli", "tune", str(empty)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2 and "called no kernel" in proc.stderr

@@ -1,4 +1,4 @@
-"""Where the tuner's evaluations run and what they skip (`toolkit.tune_eval`, the "optuna"
+"""Where the tuner's evaluations run and what they skip (`tune.backends`, the "optuna"
 strategy): a local process pool and Ray give the same search as this process, settings whose
 schedule-free bound exceeds the best time are pruned soundly, and Optuna is seeded."""
 import os
@@ -12,7 +12,7 @@ import torch
 
 import pypto
 from pypto.errors import PyptoValueError
-from pypto.toolkit import tune_eval
+from pypto.tune import backends
 
 from marker_lines import marker_line
 
@@ -64,9 +64,9 @@ def test_optuna_starts_from_the_kernels_own_setting_and_is_seeded():
 
 def test_a_setting_whose_bound_exceeds_the_best_is_pruned_and_could_not_have_won():
     _call()
-    base = tune_eval.evaluate(_mixed, {}, "kernel_cycles", None)
+    base = backends.evaluate(_mixed, {}, "kernel_cycles", None)
     assert base.value_us >= base.bound_us > 0   # the bound is below the simulated time
-    skipped = tune_eval.evaluate(_mixed, {}, "kernel_cycles", base.bound_us / 2)
+    skipped = backends.evaluate(_mixed, {}, "kernel_cycles", base.bound_us / 2)
     assert skipped.pruned and skipped.value_us is None and skipped.bound_us == base.bound_us
     # a search: every pruned setting, simulated after all, is slower than the search's best
     result = _mixed.tune(budget=30, workers=1, progress=False)
@@ -74,7 +74,7 @@ def test_a_setting_whose_bound_exceeds_the_best_is_pruned_and_could_not_have_won
         if e.value_us is not None:
             assert e.bound_us <= e.value_us
         if e.pruned:
-            full = tune_eval.evaluate(_mixed, e.config, "kernel_cycles", None)
+            full = backends.evaluate(_mixed, e.config, "kernel_cycles", None)
             assert full.value_us >= e.bound_us > result.best.value_us
 
 
@@ -133,7 +133,7 @@ def _tune_cli(tmp_path, name, *more):
     script = tmp_path / "tune_me.py"
     script.write_text(textwrap.dedent(SCRIPT))
     db = tmp_path / f"{name}.sqlite3"
-    proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "tune", f"{script}::main",
+    proc = subprocess.run([sys.executable, "-m", "pypto.cli", "tune", f"{script}::main",
                            "--budget", "12", "--db", str(db), "-o", str(tmp_path / name), *more],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -171,8 +171,8 @@ def test_a_worker_that_dies_fails_the_search_by_name(monkeypatch):
     """A worker killed mid-evaluation (the kernel runs out of memory, say) must end the
     search with an error naming what happened, not hang it."""
     _call()
-    monkeypatch.setattr(tune_eval, "evaluate",
-                        lambda *a: os._exit(9) if a[1] else tune_eval.Outcome(1.0))
+    monkeypatch.setattr(backends, "evaluate",
+                        lambda *a: os._exit(9) if a[1] else backends.Outcome(1.0))
     with pytest.raises(PyptoValueError, match="a worker process died"):
         _mixed.tune(budget=6, workers=2, progress=False)
 

@@ -103,13 +103,13 @@ def test_the_command_line_compares_a_script_as_written_and_with_knobs(tmp_path):
     '''))
     for target in (str(script), f"{script}::main"):
         out = tmp_path / ("out_" + str(len(target)))
-        proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "whatif", target,
+        proc = subprocess.run([sys.executable, "-m", "pypto.cli", "whatif", target,
                                "--set", "vec_tile@kernel_script.py:7=64,512", "-o", str(out)],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert "what-if k: vec_tile@kernel_script.py:7=(64, 512)" in proc.stdout
         assert os.path.isfile(out / "0_k" / "diff.html")
-    proc = subprocess.run([sys.executable, "-m", "pypto.toolkit.cli", "whatif", str(script),
+    proc = subprocess.run([sys.executable, "-m", "pypto.cli", "whatif", str(script),
                            "--set", "vec_tile@kernel_script.py:8=64,512"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2 and "matched no set_vec_tile_shapes call" in proc.stderr

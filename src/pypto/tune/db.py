@@ -209,3 +209,22 @@ def _entry(row: tuple) -> Entry:
     key = Key(**{c: values.pop(c) for c in _KEY_COLUMNS})
     values["config"] = ast.literal_eval(values["config"])
     return Entry(key, **values)
+
+
+def tuned_setting(kernel: Any, bound: list, others: dict, spec: Any) -> dict | None:
+    """The driver's "tuned" entry (runtime_options use_tuned, PYPTO_TUNED=1): the knob setting
+    of the database's fresh entry for this call, or None; a stale entry is reported and not
+    applied."""
+    import warnings
+
+    from pypto.errors import PyptoWarning
+    entry = TuneDB().lookup(Key.of_call(kernel, bound, others, spec))
+    if entry is None:
+        return None
+    if entry.stale:
+        warnings.warn(PyptoWarning(
+            f"kernel '{kernel.__name__}': the tuning database's entry for these shapes is "
+            f"stale ({entry.stale}), so it is not applied; run kernel.tune(db=True) again"),
+            stacklevel=4)
+        return None
+    return entry.config

@@ -8,7 +8,7 @@ import torch
 
 import pypto
 from pypto.errors import PyptoTypeError, PyptoValueError
-from pypto.toolkit.autotune import autotune
+from pypto.tune.autotune import autotune
 
 from marker_lines import marker_line
 

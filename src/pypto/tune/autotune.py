@@ -1,6 +1,6 @@
 """`@autotune(configs=[...], key=[...])`: the explicit form of tuning, as Triton users write it.
 
-    from pypto.toolkit.autotune import autotune
+    from pypto.tune.autotune import autotune
 
     @autotune(configs=[{"stitch_function_max_num": 128},
                        {"stitch_function_max_num": 512, "vec_tile@attn.py:40": (16, 512)}],
@@ -87,9 +87,8 @@ class Autotuned:
 
     def _time(self, args: tuple, kwargs: dict, config: Any) -> float | None:
         """The config's simulated time on these arguments (None: the compiler refused it)."""
-        from pypto.toolkit.whatif import run_with
         try:
-            run, _, _ = run_with(self.kernel, args, kwargs, config)
+            run = self.kernel.evaluate(*args, knobs=config, **kwargs).run
         except PyptoError:
             return None
         return run.us(run.stats[METRICS[self.metric]])

@@ -34,7 +34,7 @@ current value, its candidates (the current one first) and the rule that made the
   everything fits it can only lose hits, so the dimension would spend evaluations for nothing.
 Candidates are not filtered by buffer capacity here: the compile that precedes every
 simulation checks UB / L1 / L0 and a candidate that does not fit fails there, cheaply, and is
-recorded as infeasible (`tune_search`).
+recorded as infeasible (`search`).
 """
 from __future__ import annotations
 
@@ -113,13 +113,9 @@ def _sites(kernel: Any) -> tuple[knob_state.Found, Any]:
     if kernel.last_call is None:
         raise PyptoValueError(f"kernel '{kernel.__name__}': the search space comes from the "
                               f"kernel's last call; call it once first")
-    from pypto.toolkit.whatif import rerun
-    cache, kernel.use_cache = kernel.use_cache, False   # a fresh trace passes every site
-    try:
-        with knob_state.discovering() as found:
-            program = rerun(kernel, {}).programs[1]
-    finally:
-        kernel.use_cache = cache
+    args, kwargs = kernel.last_call
+    with knob_state.discovering() as found:   # a fresh trace passes every site
+        program = kernel.evaluate(*args, fresh=True, **kwargs).program
     return found, program
 
 
@@ -238,7 +234,7 @@ def _current(kernel: Any, group: str, name: str) -> Any:
     from pypto import _config
     from pypto.frontend.options import lookup
     key = f"{group}.{name}"
-    return kernel._options_scope().get(key, lookup(key, _config.default(group, name)))
+    return kernel.options().get(key, lookup(key, _config.default(group, name)))
 
 
 def _with_current(current: Any, candidates: list) -> tuple:

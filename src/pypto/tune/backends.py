@@ -44,50 +44,47 @@ class Outcome:
     pruned: bool = False           # the bound reached the cutoff: not simulated
 
 
-def evaluate(kernel: Any, config: dict[str, Any], key: str, cutoff: float | None) -> Outcome:
-    """`kernel`'s last call with `config`, timing only (see the module docstring); `key` is
-    the SimResult stat of the objective ("kernel_cycles" or "e2e_cycles")."""
+def evaluate(kernel: Any, config: dict[str, Any], key: str, cutoff: float | None,
+             call: tuple[tuple, dict] | None = None, cache: Any = None) -> Outcome:
+    """`kernel` called on `call` (args, kwargs; default its last call) with `config`, timing
+    only (see the module docstring); `key` is the SimResult stat of the objective
+    ("kernel_cycles" or "e2e_cycles"); `cache` keeps the programs it compiles
+    (`JitKernel.evaluate`)."""
     from pypto.frontend import knobs
     from pypto.profiling import table_bounds
     from pypto.profiling.bounds import before_scheduling
-    from pypto.toolkit.whatif import run_with
+    args, kwargs = call or kernel.last_call
     try:
-        parsed = knobs.parse(config)
-        args, kwargs = kernel.last_call
-        pending, _, _ = run_with(kernel, args, kwargs, parsed, kernel.last_program,
-                                 simulated=False)
-        parsed.check_used()
+        record = kernel.evaluate(*args, knobs=knobs.parse(config), cache=cache, **kwargs)
     except PyptoError as err:   # refused by the compiler: a capacity, an invalid value
         return Outcome(None, str(err).splitlines()[0])
+    pending = record.pending
     if pending is None:
         return Outcome(None, "the kernel did not run (compile_stage stops before it)")
     bound = table_bounds.before_scheduling(pending.table, pending.spec) \
         if pending.table is not None else before_scheduling(pending.tasks, pending.spec)
     if cutoff is not None and bound > cutoff:
         return Outcome(None, None, bound, pruned=True)
-    run = pending()
+    run = record.run
     return Outcome(run.us(run.stats[key]), None, bound)
 
 
 class Evaluator:
-    """`evaluate` on one kernel, its compile cache kept small: settings that differ only in
-    runtime options (stitch size, scheduler) share a trace, so the last `KEEP` programs
-    the search compiled stay cached; older ones are dropped (a model's program and its plan
-    are large, and a search compiles one per tile or merge setting)."""
+    """`evaluate` on one kernel and call, with a compile cache of its own kept small: settings
+    that differ only in runtime options (stitch size, scheduler) share a trace, so the last
+    `KEEP` programs the search compiled stay cached; older ones are dropped (a model's program
+    and its plan are large, and a search compiles one per tile or merge setting). The kernel's
+    own cache is read, never written."""
 
     KEEP = 4
 
-    def __init__(self, kernel: Any, key: str):
-        self.kernel, self.key = kernel, key
-        self.own = kernel.compile_cache.snapshot()   # the kernel's own entries, never dropped
+    def __init__(self, kernel: Any, call: tuple[tuple, dict], key: str):
+        from pypto.runtime.compile_cache import CompileCache
+        self.kernel, self.call, self.key = kernel, call, key
+        self.cache = CompileCache(limit=self.KEEP)
 
     def __call__(self, config: dict[str, Any], cutoff: float | None) -> Outcome:
-        outcome = evaluate(self.kernel, config, self.key, cutoff)
-        cache = self.kernel.compile_cache
-        added = cache.added_since(self.own)
-        for k in added[:max(0, len(added) - self.KEEP)]:
-            cache.drop(k)
-        return outcome
+        return evaluate(self.kernel, config, self.key, cutoff, self.call, self.cache)
 
 
 class Here:
@@ -95,8 +92,8 @@ class Here:
 
     workers, where = 1, "process"
 
-    def __init__(self, kernel: Any, key: str):
-        self.evaluate = Evaluator(kernel, key)
+    def __init__(self, evaluator: Evaluator):
+        self.evaluate = evaluator
 
     def map(self, configs: Sequence[dict], cutoff: float | None) -> list[Outcome]:
         return [self.evaluate(c, cutoff) for c in configs]
@@ -126,10 +123,10 @@ class LocalPool:
     hence `concurrent.futures` rather than `multiprocessing.Pool`, which waits forever for a
     lost task."""
 
-    def __init__(self, kernel: Any, key: str, workers: int):
+    def __init__(self, evaluator: Evaluator, workers: int):
         global _FORKED
-        _FORKED = Evaluator(kernel, key)
-        self.workers, self.kernel = workers, kernel.__name__
+        _FORKED = evaluator
+        self.workers, self.kernel = workers, evaluator.kernel.__name__
         self.where = "local processes"
         self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                         initializer=_one_thread)
@@ -153,8 +150,7 @@ class _RayEvaluator:
     """A Ray actor: one copy of the kernel with its last call, evaluating settings."""
 
     def __init__(self, kernel: Any, call: tuple, key: str):
-        kernel.last_call = call
-        self.evaluator = Evaluator(kernel, key)
+        self.evaluator = Evaluator(kernel, call, key)
 
     def evaluate(self, config: dict, cutoff: float | None) -> Outcome:
         return self.evaluator(config, cutoff)
@@ -166,7 +162,8 @@ class RayPool:
     "auto" joins the cluster `ray start` made, anything else is passed to
     `ray.init(address=...)`; a Ray the caller already initialised is used as it is."""
 
-    def __init__(self, kernel: Any, key: str, address: str | bool):
+    def __init__(self, evaluator: Evaluator, address: str | bool):
+        kernel, key = evaluator.kernel, evaluator.key
         ray = _import_ray()
         self.started = not ray.is_initialized()
         if self.started:
@@ -185,7 +182,7 @@ class RayPool:
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.where = "Ray workers"
         actor = ray.remote(num_cpus=1)(_RayEvaluator)
-        job = [ray.put(kernel), ray.put(kernel.last_call)]
+        job = [ray.put(kernel), ray.put(evaluator.call)]
         self.actors = [actor.remote(job[0], job[1], key) for _ in range(self.workers)]
         self.pool = ActorPool(self.actors)
 
@@ -234,16 +231,16 @@ def _import_ray() -> Any:
     return ray
 
 
-def backend(kernel: Any, key: str, workers: int | None, ray: str | bool | None) -> Any:
+def backend(evaluator: Evaluator, workers: int | None, ray: str | bool | None) -> Any:
     """The backend for a search: Ray when `ray` is given, else a local pool of `workers`
     processes (None: one per CPU this process may use), `Here` for one worker or no fork."""
     if ray:
-        return RayPool(kernel, key, ray)
+        return RayPool(evaluator, ray)
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
     if not isinstance(workers, int) or workers < 1:
         raise PyptoValueError(f"tune: workers must be an int >= 1, got {workers!r}")
     if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return Here(kernel, key)
-    return LocalPool(kernel, key, workers)
+        return Here(evaluator)
+    return LocalPool(evaluator, workers)

@@ -1,21 +1,21 @@
 """The tuner's search: knob settings of one kernel call, each simulated timing only, the best
 kept (`kernel.tune(...)`).
 
-Every evaluation is the kernel's last call with one setting of the `tune_space` dimensions,
-timing only (`tune_eval.evaluate`); the objective is the simulated kernel time (or end-to-end
+Every evaluation is the kernel's last call with one setting of the `space` dimensions,
+timing only (`backends.evaluate`); the objective is the simulated kernel time (or end-to-end
 time). A setting the compiler refuses (a tile over the UB / L1 / L0 capacity, an invalid
 option) is recorded as infeasible with the compiler's message and costs no simulation; one
 whose schedule-free lower bound already exceeds the best time found is recorded as pruned
 and is not simulated either (it cannot win). Settings are handed out in batches (one knob's
 candidates, `BATCH` settings of a product, an Optuna round), evaluated in a local process
-pool by default or on Ray (`tune_eval`), each batch against the best time before it: the
+pool by default or on Ray (`backends`), each batch against the best time before it: the
 search and its results are the same whichever backend and however many workers run it.
 
 Strategy (`strategy`), deterministic for a given `seed`:
 - "auto": exhaustive when the space has at most `budget` settings, else coordinate descent;
 - "exhaustive": the product of the candidates, in order, until the budget is spent;
 - "optuna": Optuna's TPE sampler (the `tune` extra), seeded, from the kernel's own setting,
-  `tune_optuna.BATCH` settings a round (`tune_optuna`);
+  `optuna_search.BATCH` settings a round (`optuna_search`);
 - "descent": coordinate descent from the kernel's own setting: one dimension at a time,
   each of its candidates tried with the others at their best so far, the best kept. The first
   sweep goes from the knob with the fewest candidates up, so that a small budget still reaches
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pypto.errors import PyptoValueError
-from pypto.toolkit import tune_eval
-from pypto.toolkit.tune_space import Dimension, search_space
-from pypto.toolkit.whatif import WhatIf, rerun
+from pypto.tune import backends
+from pypto.tune.space import Dimension, search_space
+from pypto.tune.whatif import WhatIf, rerun
 
 METRICS = {"kernel_us": "kernel_cycles", "e2e_us": "e2e_cycles"}
 STRATEGIES = ("auto", "exhaustive", "descent", "optuna")
@@ -109,17 +109,12 @@ class TuneResult:
         """Why the best setting wins, knob by knob: each of its knobs alone on the kernel's
         own setting, and the best setting with that knob put back (what it adds there).
         Two evaluations per knob, in this process, on the kernel's last call."""
-        kernel, key = self._kernel, METRICS[self.metric]
-        cached = kernel.compile_cache.snapshot()
-        evaluate = tune_eval.Evaluator(kernel, key)
+        evaluate = backends.Evaluator(self._kernel, self._kernel.last_call, METRICS[self.metric])
         out = []
-        try:
-            for knob, value in self.best.config.items():
-                rest = {k: v for k, v in self.best.config.items() if k != knob}
-                alone, without = evaluate({knob: value}, None), evaluate(rest, None)
-                out.append(KnobEffect(knob, value, alone.value_us, without.value_us))
-        finally:
-            kernel.compile_cache.restore(cached)
+        for knob, value in self.best.config.items():
+            rest = {k: v for k, v in self.best.config.items() if k != knob}
+            alone, without = evaluate({knob: value}, None), evaluate(rest, None)
+            out.append(KnobEffect(knob, value, alone.value_us, without.value_us))
         return out
 
     def table(self, top: int = 10) -> str:
@@ -157,7 +152,7 @@ def tune(kernel: Any, dimensions: Sequence[Dimension] | None = None, budget: int
     """Search `dimensions` (default: `search_space(kernel)`) for the setting that minimises
     `metric` ("kernel_us" or "e2e_us") of the kernel's last call; see the module docstring.
     `db` (True: the default file, or a path): answer from a fresh tuning-database entry with
-    no evaluation, and store what a search finds (`tune_db`). `workers`: local processes (None:
+    no evaluation, and store what a search finds (`db`). `workers`: local processes (None:
     one per CPU); `ray`: evaluate on a Ray cluster instead ("local", "auto" or an address)."""
     if metric not in METRICS:
         raise PyptoValueError(f"tune: metric must be one of {sorted(METRICS)}, got {metric!r}")
@@ -172,7 +167,7 @@ def tune(kernel: Any, dimensions: Sequence[Dimension] | None = None, budget: int
     started = time.perf_counter()
     store = key = None
     if db:
-        from pypto.toolkit.tune_db import Key, TuneDB
+        from pypto.tune.db import Key, TuneDB
         store, key = TuneDB(db if isinstance(db, str) else None), Key.of_last_call(kernel)
         entry = store.lookup(key, metric)
         if entry is not None and not entry.stale:
@@ -202,7 +197,6 @@ class _Plan:
 def _search(kernel: Any, dimensions: Sequence[Dimension] | None, plan: _Plan, progress: bool,
             started: float) -> TuneResult:
     dims = list(dimensions) if dimensions is not None else search_space(kernel)
-    cached = kernel.compile_cache.snapshot()
     search = _Search(kernel, dims, plan, started, progress)
     try:
         baseline = search.evaluate({d.knob: d.current for d in dims})
@@ -217,14 +211,13 @@ def _search(kernel: Any, dimensions: Sequence[Dimension] | None, plan: _Plan, pr
             strategy = f"exhaustive over {size:,}"
             search.exhaustive()
         elif how == "optuna":
-            from pypto.toolkit.tune_optuna import optuna_search
+            from pypto.tune.optuna_search import optuna_search
             strategy = f"Optuna TPE over {size:,} (seed {plan.seed})"
             optuna_search(search, plan.seed)
         else:
             strategy = f"coordinate descent over {size:,} (seed {plan.seed})"
             search.descent(random.Random(plan.seed))
     finally:
-        kernel.compile_cache.restore(cached)
         search.done()
     where = f", {search.backend.workers} {search.backend.where}" if search.backend else ""
     return TuneResult(kernel.__name__, plan.metric, dims, search.evaluations,
@@ -241,13 +234,13 @@ class _Search:
         self.progress = progress and sys.stderr.isatty()
         self.evaluations: list[Evaluation] = []
         self.seen: dict[tuple, Evaluation] = {}
+        self.evaluator = backends.Evaluator(kernel, kernel.last_call, self.key)
         self.backend: Any = None
 
     def open_backend(self) -> None:
         """Where the settings after the baseline run (the baseline ran here: its trace and
         compile are what forked workers inherit)."""
-        self.backend = tune_eval.backend(self.kernel, self.key, self.plan.workers,
-                                         self.plan.ray)
+        self.backend = backends.backend(self.evaluator, self.plan.workers, self.plan.ray)
 
     def spent(self) -> bool:
         return len(self.evaluations) >= self.limit or (
@@ -282,7 +275,7 @@ class _Search:
         configs = [self.config_of(c) for c in choices]
         keys = [tuple((k, repr(v)) for k, v in c.items()) for c in configs]
         new = [n for n, k in enumerate(keys) if k not in self.seen and k not in keys[:n]]
-        runner = self.backend or tune_eval.Here(self.kernel, self.key)
+        runner = self.backend or backends.Here(self.evaluator)
         for n, outcome in zip(new, runner.map([configs[n] for n in new], self.best_value)):
             e = Evaluation(configs[n], outcome.value_us, outcome.error, outcome.bound_us,
                            outcome.pruned)

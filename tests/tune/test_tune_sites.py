@@ -11,9 +11,9 @@ import torch
 import pypto
 from pypto.errors import PyptoValueError
 from pypto.frontend import knobs
-from pypto.toolkit import cli
-from pypto.toolkit.whatif import script_calls
-from pypto.toolkit.tune_space import UNROLLED_OPS, search_space
+from pypto import cli
+from pypto.tune.whatif import script_calls
+from pypto.tune.space import UNROLLED_OPS, search_space
 
 from marker_lines import marker_line
 

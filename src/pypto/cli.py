@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any
 
 from pypto._version import __version__
 from pypto.gc_pause import gc_paused
@@ -30,9 +31,9 @@ SUBCOMMANDS = {
     "diff": ("pypto.toolkit.diff", "compare two runs: totals, per-leaf deltas, both swimlanes"),
     "graph": ("pypto.toolkit.graph",
               "compiled-graph views (tensor/tile/execute/block) of a run's output folder"),
-    "whatif": ("pypto.toolkit.whatif",
+    "whatif": ("pypto.tune.whatif",
                "run a script's kernels again with knobs changed (--set), and diff the runs"),
-    "tune": ("pypto.toolkit.tune_report",
+    "tune": ("pypto.tune.report",
              "tune the kernels a script calls on the simulated machine; an HTML report each"),
 }
 
@@ -48,25 +49,31 @@ def build_parser() -> argparse.ArgumentParser:
         description="OpenPTO toolkit: swimlane viewer, analysis, diff and graph views for "
                     "kernels written against the PyPTO API.")
     parser.add_argument("--version", action="version", version=f"openpto {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=_SubcommandParser)
     for name, (module, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
+        p.run_argument = RUN_ARGUMENTS.get(name, (None,))[0]
         _module(module).add_arguments(p)
-        if name in RUN_ARGUMENTS:
-            _make_run_optional(p, RUN_ARGUMENTS[name][0])
     return parser
 
 
-def _make_run_optional(parser: argparse.ArgumentParser, dest: str) -> None:
-    """The command's run argument may be left out (`./output`) or name a folder of runs."""
-    # NOTE: the subcommand modules declare the argument; it is widened here, where it is
-    # resolved, so the modules keep taking one run and know nothing of folders of runs
-    for action in parser._actions:
-        if action.dest == dest and not action.option_strings:
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser; its run argument (`run_argument`, the positional of that dest)
+    may be left out (`./output`) or name a folder of runs (its newest run)."""
+
+    run_argument: str | None = None
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        # NOTE: the subcommand modules declare the argument; it is widened here, where it is
+        # resolved, so the modules keep taking one run and know nothing of folders of runs
+        action = super().add_argument(*args, **kwargs)
+        if action.dest == self.run_argument and not action.option_strings:
             action.nargs, action.default = "?", None
             action.help = (f"{action.help}; or a folder of runs (its newest run); "
                            "default: the newest run in ./output")
+        return action
 
 
 def _resolve_run(args: argparse.Namespace) -> None:

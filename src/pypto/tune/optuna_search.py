@@ -4,7 +4,7 @@ extra), for spaces too large to sweep knob by knob.
 Each knob is one categorical parameter over its candidates' indices (candidates are tuples
 and dicts, which Optuna's categorical values cannot be). The first trial is the kernel's own
 setting (already evaluated: the baseline), so the sampler starts from what the user has. Trials
-are asked `BATCH` at a time and evaluated together on the search's backend (`tune_eval`);
+are asked `BATCH` at a time and evaluated together on the search's backend (`backends`);
 TPE's constant liar keeps one round's settings apart. A refused setting is a failed trial, one
 pruned by its lower bound a pruned trial (`TrialState.PRUNED`: Optuna's own name for a trial
 stopped early because it cannot win). The sampler is seeded and a round's size does not depend
@@ -25,7 +25,7 @@ ASKS_PER_EVAL = 8  # give up when the sampler keeps proposing settings already e
 
 
 def optuna_search(search: Any, seed: int) -> None:
-    """Spend `search`'s budget (a `tune_search._Search`) on TPE trials."""
+    """Spend `search`'s budget (a `search._Search`) on TPE trials."""
     optuna = _import_optuna()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     dims = search.dims

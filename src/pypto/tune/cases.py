@@ -16,8 +16,6 @@ so, and `Case.disagreement` (when set) says why.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import pathlib
 import sys
@@ -203,11 +201,12 @@ def _safe(name: str) -> str:
 
 def _write_diff(a: Measured, b: Measured, out_root: str, case: Case) -> str | None:
     """before vs after as one HTML (the toolkit's diff view); None if it could not be made."""
-    from pypto.toolkit.cli import main as toolkit
-    path = os.path.join(out_root, case.slug, "diff.html")
-    with contextlib.redirect_stdout(io.StringIO()):   # the diff's text report: not needed here
-        code = toolkit(["diff", a.folder, b.folder, "-o", path])
-    return path if code == 0 else None
+    from pypto.toolkit.errors import ToolkitError
+    from pypto.tune.whatif import write_diff
+    try:
+        return write_diff(a.folder, b.folder, os.path.join(out_root, case.slug, "diff.html"))
+    except ToolkitError:
+        return None
 
 
 def main(case: Case, argv: list[str] | None = None) -> int:

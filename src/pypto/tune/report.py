@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pypto.toolkit.whatif import script_calls
+    from pypto.tune.whatif import script_calls
     kernels: dict[int, Any] = {}
     for call in script_calls(args.script, None):
         kernels.setdefault(id(call.kernel), call.kernel)   # each kernel's last call is tuned

@@ -22,7 +22,7 @@ import os
 import runpy
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from pypto.errors import PyptoValueError
 from pypto.frontend import knobs as knob_state
@@ -110,75 +110,16 @@ def write_diff(before: str, after: str, path: str) -> str:
 
 def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
     """`kernel`'s last call again with `assignments` applied (see the module docstring)."""
-    if kernel.last_call is None:
+    last = kernel.last
+    if last is None:
         raise PyptoValueError(f"kernel '{kernel.__name__}': whatif repeats the kernel's last "
                               f"call; call it once first")
-    before, before_program = kernel.last_run, kernel.last_program
     parsed = knob_state.parse(assignments)
-    args, kwargs = kernel.last_call
-    after, after_program, timing_only = run_with(kernel, args, kwargs, parsed, before_program)
-    parsed.check_used()
-    how = "timing only" if timing_only else \
+    after = kernel.evaluate(*last.args, knobs=parsed, **last.kwargs)
+    how = "timing only" if after.timing_only else \
         "computed on copies: its control flow or offsets read values it computes"
-    return WhatIf(kernel.__name__, parsed.describe(), before, after,
-                  (before_program, after_program), timing_only, how)
-
-
-def run_with(kernel: Any, args: tuple, kwargs: dict, knobs: knob_state.Knobs,
-             program: Any = None, simulated: bool = True) -> tuple[Any, Any, bool]:
-    """Call `kernel` with `knobs` active, leaving the caller's tensors and the kernel's record
-    of its last call as they were: timing only when its control flow reads no computed value
-    (known from `program`, else tried), otherwise with numerics on copies of the arguments,
-    and never writing run folders or dumps. -> (run, program, whether timing only); with
-    `simulated=False` the run is a `driver.PendingRun`, not yet simulated."""
-    from pypto.runtime.tile_executor import timing_only_possible
-    options = {"debug.runtime_debug_mode": 0, "debug.compile_debug_mode": 0, **knobs.options}
-    explicit = options.get("runtime.numerics")
-    timing = explicit == "timing_only" or (
-        explicit is None and (program is None or timing_only_possible(program) is None))
-    with kernel_state_kept(kernel), \
-            knob_state.applied(knob_state.Knobs(options, knobs.sites, knobs.hits)):
-        if timing:
-            options["runtime.numerics"] = "timing_only"
-            try:
-                kernel._call(args, kwargs, remember=False)
-            except PyptoValueError as e:   # refused: the control flow reads computed values
-                if explicit is not None or "numerics='timing_only'" not in str(e):
-                    raise
-                timing = False
-        if not timing:   # the arithmetic runs: on copies, so the caller's outputs keep values
-            options["runtime.numerics"] = explicit or "exact"
-            kernel._call(copies(args), {k: copy_value(v) for k, v in kwargs.items()},
-                         remember=False)
-        run = kernel.last_run if simulated else kernel._pending_run
-        return run, kernel.last_program, timing
-
-
-_KEPT = ("_last_run", "_pending_run", "last_program", "last_compiled", "last_executor",
-         "_out_dir")
-
-
-@contextlib.contextmanager
-def kernel_state_kept(kernel: Any) -> Iterator[None]:
-    """The kernel's record of its last call (run, program, executor) as it was."""
-    saved = {name: getattr(kernel, name) for name in _KEPT}
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(kernel, name, value)
-
-
-def copy_value(value: Any) -> Any:
-    if hasattr(value, "clone") and callable(value.clone):   # torch
-        return value.clone()
-    if hasattr(value, "copy") and hasattr(value, "dtype"):   # numpy
-        return value.copy()
-    return value
-
-
-def copies(args: tuple) -> tuple:
-    return tuple(copy_value(a) for a in args)
+    return WhatIf(kernel.__name__, parsed.describe(), last.run, after.run,
+                  (last.program, after.program), after.timing_only, how)
 
 
 # ---- the command line ---------------------------------------------------------------------
@@ -210,11 +151,12 @@ def run(args: argparse.Namespace) -> int:
     if len(before) != len(after):
         raise ToolkitError(f"{args.script} made {len(before)} kernel call(s) as written and "
                            f"{len(after)} with the knobs: the calls cannot be paired")
-    for n, ((name, a, pa, _), (_, b, pb, _)) in enumerate(zip(before, after)):
-        result = WhatIf(name, parsed.describe(), a, b, (pa, pb), timing_only=False,
+    for n, (a, b) in enumerate(zip(before, after)):
+        result = WhatIf(a.name, parsed.describe(), a.run, b.run, (a.program, b.program),
+                        timing_only=False,
                         how=f"call {n + 1} of {len(before)}; the script ran as written")
         print(result)
-        path = result.write(os.path.join(args.output, f"{n}_{name}"))
+        path = result.write(os.path.join(args.output, f"{n}_{a.name}"))
         print(f"wrote {path}")
     return 0
 

@@ -1,4 +1,4 @@
-"""The tuning database (`toolkit.tune_db`): a second tune of the same kernel and shapes costs
+"""The tuning database (`tune.db`): a second tune of the same kernel and shapes costs
 no evaluation, `use_tuned` calls run with the stored setting, a stale entry (source, machine or
 simulator changed) is reported and never applied, and entries move as JSON."""
 import os
@@ -9,8 +9,8 @@ import torch
 
 import pypto
 from pypto.errors import PyptoValueError
-from pypto.toolkit.tune_db import Key, TuneDB, bucket
-from pypto.toolkit.tune_space import Dimension
+from pypto.tune.db import Key, TuneDB, bucket
+from pypto.tune.space import Dimension
 
 from marker_lines import marker_line
 
