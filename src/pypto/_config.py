@@ -36,8 +36,8 @@ class CompStage(enum.IntEnum):
 Check = Callable[[str, Any], Any]  # (qualified key, value) -> canonical value; raises if bad
 
 # Pass options each traced op keeps (as current when it was recorded): the breadth merges read
-# them per block (passes/merge.py), so a set_pass_options inside a loop body affects that loop's
-# roots only (frontend/tracer.py records them).
+# them per block (passes/merge_settings.py), so a set_pass_options inside a loop body affects
+# that loop's roots only (frontend/tracer.py records them).
 MERGE_OPTION_KEYS = ("vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting",
                      "mg_copyin_upper_bound", "mg_vec_parallel_lb")
 

@@ -6,7 +6,8 @@ import torch
 
 import pypto
 from pypto.passes.functions import Signatures
-from pypto.passes.merge import GroupInfo, auto_vec_factor
+from pypto.passes.merge import auto_vec_factor
+from pypto.passes.merge_settings import GroupInfo
 
 
 def _root(kernel):

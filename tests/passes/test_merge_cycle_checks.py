@@ -1,13 +1,14 @@
-"""The breadth merges' cycle checks (passes/merge.py `_State._path`) search only inside the
-level window between two subgraphs: the same answers as a search of everything downstream,
-and none at all for siblings (issue 31: a 145-task kernel spent 50 s in 38,592 checks)."""
+"""The breadth merges' cycle checks (passes/subgraph_dag.py `SubgraphDag._path`) search only
+inside the level window between two subgraphs: the same answers as a search of everything
+downstream, and none at all for siblings (issue 31: a 145-task kernel spent 50 s in 38,592
+checks)."""
 import warnings
 
 import pytest
 import torch
 
 import pypto
-import pypto.passes.merge as merge
+from pypto.passes.subgraph_dag import SubgraphDag
 
 
 def _downstream_search(st, src: int, dst: int) -> bool:
@@ -29,14 +30,14 @@ def _downstream_search(st, src: int, dst: int) -> bool:
 def checks(monkeypatch):
     """Every cycle check of the compilations in the test: (answer, searched, unpruned)."""
     seen = []
-    pruned = merge._State._path
+    pruned = SubgraphDag._path
 
     def path(st, src, dst):
         answer = pruned(st, src, dst)
         searched = st.level[dst] - st.level[src] >= 2
         seen.append((answer, searched, _downstream_search(st, src, dst)))
         return answer
-    monkeypatch.setattr(merge._State, "_path", path)
+    monkeypatch.setattr(SubgraphDag, "_path", path)
     return seen
 
 
@@ -67,7 +68,7 @@ class _Op:
 
 
 class _Graph:
-    """The parts of a TileGraph that _State reads: ops, edges, preds."""
+    """The parts of a TileGraph that SubgraphDag reads: ops, edges, preds."""
 
     def __init__(self, n, edges):
         self.ops = [_Op(i) for i in range(n)]
@@ -89,7 +90,7 @@ def test_random_unions_answer_as_the_unpruned_search_and_keep_levels_valid(seed)
     rng = random.Random(seed)
     n = 80
     edges = {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.05}
-    st = merge._State(_Graph(n, edges), [[op] for op in _Graph(n, ()).ops], None)
+    st = SubgraphDag(_Graph(n, edges), [[op] for op in _Graph(n, ()).ops], None)
     cycles = searches = 0
     while len(st.live()) > 2:
         a, b = sorted(rng.sample(st.live(), 2))

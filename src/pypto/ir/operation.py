@@ -47,7 +47,7 @@ class Operation:
     label: str = ""
     loc: SourceLoc | None = None
     # breadth-merge pass options current when the op was recorded (name -> value, only the
-    # ones set); see tracer.MERGE_OPTION_KEYS and passes/merge.py
+    # ones set); see tracer.MERGE_OPTION_KEYS and passes/merge_settings.py
     pass_options: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:

@@ -23,7 +23,7 @@ _NEVER = -(2**62)   # the stamp of a line never touched
 
 
 class _Lines:
-    """The recency stamps of one storage's lines, and the facts that let `L2.access` skip
+    """The recency stamps of one storage's lines, and the facts that let `touch` skip
     reading them. NOTE: a run often covers the previous run of its storage (a tile read again,
     a streaming read advancing by less than a line), which then never needs writing: the
     write waits in `deferred` until a later run does not cover it or a read needs the stamps."""
@@ -57,6 +57,65 @@ class _Lines:
         grown[:len(self.stamps)] = self.stamps
         self.stamps = grown
         return grown
+
+    def touch(self, first: int, last: int, clock: int, max_lines: int) -> tuple[int, int]:
+        """Touch lines first..last at `clock`: (lines that hit, the clock advanced by the
+        lines brought in)."""
+        if last >= len(self.stamps):
+            self.grow(last)
+        if first == last and first < self.untouched:
+            hit, clock = self._touch_line(first, clock, max_lines)
+        else:
+            hit, clock = self._touch_run(first, last, clock, max_lines)
+        self._extend_recent(first, last, clock, max_lines)
+        self.newest = clock
+        return hit, clock
+
+    def _touch_line(self, first: int, clock: int, max_lines: int) -> tuple[int, int]:
+        """One line touched before: its own stamp decides."""
+        stamps = self.stamps
+        if self.deferred is not None:   # the read below needs it
+            self.write_deferred()
+        if stamps[first] >= clock - max_lines:
+            hit = 1
+        else:   # a line brought in: the clock counts these (see `L2`)
+            hit = 0
+            clock += 1
+        stamps[first] = clock
+        return hit, clock
+
+    def _touch_run(self, first: int, last: int, clock: int, max_lines: int) -> tuple[int, int]:
+        """A run of lines: hits counted through the shortcuts of `L2` where they are exact,
+        the stamps deferred."""
+        top = self.untouched
+        old = clock - max_lines
+        if first >= top or self.newest < old:   # NOTE: all misses, see `L2`
+            hit = 0
+        elif self.oldest >= old and self.first <= first and (
+                seen := last if last < top else top - 1) <= self.last:
+            hit = seen + 1 - first
+        else:
+            hit = self.count_hits(first, last, old)
+        if last >= top:
+            self.untouched = last + 1
+        clock += last + 1 - first - hit   # the lines this run brought in (see `L2`)
+        # this run's stamps wait; the deferred one is written unless this covers it
+        deferred = self.deferred
+        if deferred is not None and (deferred[0] < first or deferred[1] > last):
+            # `write_deferred`, inlined (NOTE: a streaming read does this per task)
+            self.stamps[deferred[0]:deferred[1] + 1] = deferred[2]
+        self.deferred = (first, last, clock)
+        return hit, clock
+
+    def _extend_recent(self, first: int, last: int, clock: int, max_lines: int) -> None:
+        """The recent region grows over overlapping or adjacent runs, else restarts."""
+        if first <= self.last + 1 and last + 1 >= self.first and self.oldest >= clock - max_lines:
+            if first < self.first:
+                self.first = first
+            if last > self.last:
+                self.last = last
+        else:
+            self.first, self.last, self.oldest = first, last, clock
 
 
 class L2:
@@ -98,25 +157,9 @@ class L2:
         nbytes, hit, total, cached = 0.0, 0, 0, False
         line, max_lines, states, clock = self.line, self.max_lines, self.states, self.clock
         for acc, layout in zip(accs, layouts):   # NOTE: unpacked at once: zip reuses its tuple
-            storage, offs, ext = acc
+            storage = acc[0]
             shape, itemsize = layout
-            rank = len(ext)
-            if rank == 2 and ext[0] == 1 and len(shape) == 2:
-                # NOTE: fast paths: one partial row is one contiguous run, from byte lo to hi
-                size = ext[1]
-                start = offs[0] * shape[1] + offs[1]
-                lo, hi = start * itemsize, (start + size) * itemsize - 1
-            elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
-                size = _prod(ext)
-                start = _flat(offs, shape)
-                lo, hi = start * itemsize, (start + ext[-1]) * itemsize - 1
-            else:
-                size = _prod(ext)
-                lo = None
-                box = (acc, layout)
-                runs = self.boxes.get(box)
-                if runs is None:
-                    runs = self._runs(box)
+            size, runs = self._box_lines(acc, layout)
             nbytes += size * itemsize
             if storage in uncached:
                 continue
@@ -124,57 +167,37 @@ class L2:
             st = states.get(storage)
             if st is None:
                 st = states[storage] = _Lines(int(_prod(shape) * itemsize) // line + 1)
-            if lo is not None:   # (sub-byte elements: whole bytes, as in `_runs`)
-                runs = ((int(lo) // line, int(hi) // line),)
             for first, last in runs:
-                stamps = st.stamps
-                if last >= len(stamps):
-                    stamps = st.grow(last)
-                n = last + 1 - first
-                top = st.untouched
-                if n == 1 and first < top:
-                    if st.deferred is not None:   # the read below needs it
-                        st.write_deferred()
-                    if stamps[first] >= clock - max_lines:
-                        hit += 1
-                    else:   # a line brought in: the clock counts these (see the class)
-                        clock += 1
-                    stamps[first] = clock
-                else:
-                    old = clock - max_lines
-                    if first >= top or st.newest < old:   # NOTE: all misses, see the class
-                        h = 0
-                    elif st.oldest >= old and st.first <= first and (
-                            seen := last if last < top else top - 1) <= st.last:
-                        h = seen + 1 - first
-                    else:
-                        h = st.count_hits(first, last, old)
-                    hit += h
-                    if last >= top:
-                        st.untouched = last + 1
-                    clock += n - h   # the lines this run brought in (see the class)
-                    # this run's stamps wait; the deferred one is written unless this covers it
-                    deferred = st.deferred
-                    if deferred is not None and (deferred[0] < first or deferred[1] > last):
-                        # `write_deferred`, inlined (NOTE: a streaming read does this per task)
-                        stamps[deferred[0]:deferred[1] + 1] = deferred[2]
-                    st.deferred = (first, last, clock)
-                # the recent region grows over overlapping or adjacent runs, else restarts
-                if first <= st.last + 1 and last + 1 >= st.first and st.oldest >= clock - max_lines:
-                    if first < st.first:
-                        st.first = first
-                    if last > st.last:
-                        st.last = last
-                else:
-                    st.first, st.last, st.oldest = first, last, clock
-                st.newest = clock
-                total += n
+                h, clock = st.touch(first, last, clock, max_lines)
+                hit += h
+                total += last + 1 - first
         self.clock = clock
         return nbytes, hit, total, cached
 
+    def _box_lines(self, acc: tuple, layout: tuple) -> tuple:
+        """(elements of the box, the (first, last) lines of each of its contiguous runs)."""
+        _, offs, ext = acc
+        shape, itemsize = layout
+        rank = len(ext)
+        if rank == 2 and ext[0] == 1 and len(shape) == 2:
+            # NOTE: fast paths: one partial row is one contiguous run, from byte lo to hi
+            size = ext[1]
+            start = offs[0] * shape[1] + offs[1]
+            lo, hi = start * itemsize, (start + size) * itemsize - 1
+        elif rank == len(shape) and ext.count(1) - (ext[-1] == 1) == rank - 1:
+            size = _prod(ext)
+            start = _flat(offs, shape)
+            lo, hi = start * itemsize, (start + ext[-1]) * itemsize - 1
+        else:
+            box = (acc, layout)
+            runs = self.boxes.get(box)
+            return _prod(ext), (self._runs(box) if runs is None else runs)
+        line = self.line   # (sub-byte elements: whole bytes, as in `_runs`)
+        return size, ((int(lo) // line, int(hi) // line),)
+
     def _runs(self, box: tuple) -> tuple[tuple[int, int], ...]:
         """The (first, last) lines of each contiguous run of a box that takes no fast path of
-        `access`, remembered in `boxes`."""
+        `_box_lines`, remembered in `boxes`."""
         (_, offs, ext), (shape, itemsize) = box
         runs = None
         size = _prod(ext)

@@ -22,7 +22,8 @@ from pypto.passes.expr_table import check_expression_table
 from pypto.passes.untiled import warn_untiled
 from pypto.passes.expand import expand_block
 from pypto.passes.functions import RootFunction, Signatures, build_root
-from pypto.passes.merge import block_settings, breadth_merge
+from pypto.passes.merge import breadth_merge
+from pypto.passes.merge_settings import block_settings
 from pypto.passes.partition import partition
 from pypto.passes.tile_graph import TileGraph, TileOp, freeze
 
@@ -66,7 +67,7 @@ def compile_program(program: Program, spec: MachineSpec,
     shared = _values_shared_across_blocks(program)
     signatures = Signatures()
     roots = {}
-    merge_opts = options.merge   # the scope's; ops recorded their own (merge.py)
+    merge_opts = options.merge   # the scope's; ops recorded their own (merge_settings.py)
     for magic, block in enumerate(program.blocks()):
         # Tensor graph -> tile graph on each op's recorded TileShape.
         graph, views = expand_block(block, spec, ids, shared)

@@ -35,8 +35,9 @@ class CallOp:
     leaf: Leaf
     preds: tuple[int, ...] = ()
     # breadth merges (passes/merge.py): pass name ("vec_nbuffer", "cube_l1_reuse",
-    # "cube_nbuffer") -> merge.GroupInfo(group, key, size, merged), for every subgraph that
-    # took part in the pass; the group / key is what to put in that pass's setting dict
+    # "cube_nbuffer") -> merge_settings.GroupInfo(group, key, size, merged), for every
+    # subgraph that took part in the pass; the group / key is what to put in that pass's
+    # setting dict
     merge_info: dict[str, Any] = field(default_factory=dict)
     # GM loads (Regions) several matmul tile ops of this call read: loaded into L1 once
     shared_loads: tuple[Any, ...] = ()

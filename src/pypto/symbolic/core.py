@@ -1,247 +1,28 @@
-"""Symbolic integer expressions: the nodes, their simplification, and the user's wrapper.
+"""Symbolic integer expressions as the user builds them: simplifying constructors and the
+user's wrapper.
 
 Two layers:
-- `Expr` nodes are small frozen dataclasses with ordinary equality and hashing. The compiler and
-  runtime only ever handle `Expr`.
+- `Expr` nodes (`expr_nodes`) are small frozen dataclasses with ordinary equality and hashing.
+  The compiler and runtime only ever handle `Expr`.
 - `SymbolicScalar` is the user-facing wrapper (PyPTO's class of that name). Its operators build
   expressions and its comparisons return `SymbolicScalar`s, so it must never be used as a dict
   key; that is why the two layers are separate.
 
-Simplification keeps sums and products in a polynomial normal form, so that for example
-`(i + 1) * 16 - i * 16` folds to the integer 16, which is what slicing `x[i*T:(i+1)*T]` needs.
+Constructors and wrapper share this module because each needs the other: the constructors
+(`binary`, `unary`, `select`) accept a `SymbolicScalar` wherever they accept an int, and the
+wrapper's operators are those constructors. Every expression they return is simplified: sums
+and products in the polynomial normal form (`polynomial`), constants folded, min / max
+clamps collapsed.
 """
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from pypto.errors import ConcreteValueError, PyptoRuntimeError, PyptoTypeError
-
-
-# --------------------------------------------------------------------------------------------
-# Expression nodes
-
-class Expr:
-    """Base of expression nodes. Subclasses are frozen dataclasses."""
-
-    __slots__ = ()
-
-    def is_const(self) -> bool:
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class Const(Expr):
-    value: int
-
-    def is_const(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return str(self.value)
-
-
-@dataclass(frozen=True, slots=True)
-class Sym(Expr):
-    """A runtime value: a loop index, a dynamic dim. `label` is how PyPTO prints it."""
-
-    name: str
-    label: str = field(default="", compare=False)
-
-    def __repr__(self) -> str:
-        return self.label or self.name
-
-
-# NOTE: a compound node keeps its hash and its text once computed (`_hash`, `_text`): both
-# recurse through the whole tree, and compiling asks for them over and over (dict keys of
-# generated code, the order of a polynomial's terms). Neither takes part in equality, and a
-# pickled node is rebuilt from its fields (`__reduce__`): a hash is only valid in the process
-# that computed it.
-
-def _remember_hash(node: Expr, fields: tuple) -> int:
-    h = hash(fields)
-    object.__setattr__(node, "_hash", h)
-    return h
-
-
-@dataclass(frozen=True, slots=True)
-class Bin(Expr):
-    op: str
-    a: Expr
-    b: Expr
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
-    _text: str | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __hash__(self) -> int:
-        h = self._hash
-        return h if h is not None else _remember_hash(self, (self.op, self.a, self.b))
-
-    def __reduce__(self) -> tuple:
-        return Bin, (self.op, self.a, self.b)
-
-    def __repr__(self) -> str:
-        text = self._text
-        if text is None:
-            if self.op in ("min", "max"):
-                text = f"{self.op}({self.a!r}, {self.b!r})"
-            else:
-                text = f"({self.a!r}{_BIN_TEXT[self.op]}{self.b!r})"
-            object.__setattr__(self, "_text", text)
-        return text
-
-
-@dataclass(frozen=True, slots=True)
-class Un(Expr):
-    op: str
-    a: Expr
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __hash__(self) -> int:
-        h = self._hash
-        return h if h is not None else _remember_hash(self, (self.op, self.a))
-
-    def __reduce__(self) -> tuple:
-        return Un, (self.op, self.a)
-
-    def __repr__(self) -> str:
-        return f"{_UN_TEXT[self.op]}({self.a!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class Select(Expr):
-    """`a if cond else b`, evaluated at run time."""
-
-    cond: Expr
-    a: Expr
-    b: Expr
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __hash__(self) -> int:
-        h = self._hash
-        return h if h is not None else _remember_hash(self, (self.cond, self.a, self.b))
-
-    def __reduce__(self) -> tuple:
-        return Select, (self.cond, self.a, self.b)
-
-    def __repr__(self) -> str:
-        return f"({self.cond!r} ? {self.a!r} : {self.b!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class ElementRead(Expr):
-    """The value of one element of an integer tensor, read at run time (`t[i, j]`)."""
-
-    tensor_id: int
-    indices: tuple[Expr, ...]
-    tensor: Any = field(compare=False, hash=False, repr=False)
-    # Value ids restart with every trace, so two kernels' reads `idx[0, i]` and `cnt[0, i]`
-    # would compare equal and share `compiled`'s cached lambda, which holds the first one's
-    # tensor (issue 13, F3). The tensor object's identity keeps them apart; the read itself
-    # keeps the tensor alive, so the identity is not reused while the read exists.
-    tensor_identity: int = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tensor_identity", id(self.tensor))
-
-    def __repr__(self) -> str:
-        name = getattr(self.tensor, "name", f"t{self.tensor_id}")
-        return f"{name}[{', '.join(map(repr, self.indices))}]"
-
-
-_BIN_TEXT = {"add": "+", "sub": "-", "mul": "*", "floordiv": "/", "mod": "%", "eq": "==",
-             "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "&&", "or": "||"}
-_UN_TEXT = {"neg": "-", "not": "!", "invert": "~"}
-
-_PY_BIN: dict[str, Callable[[int, int], int]] = {
-    "add": lambda x, y: x + y,
-    "sub": lambda x, y: x - y,
-    "mul": lambda x, y: x * y,
-    "floordiv": lambda x, y: x // y,
-    "mod": lambda x, y: x % y,
-    "min": min,
-    "max": max,
-    "eq": lambda x, y: int(x == y),
-    "ne": lambda x, y: int(x != y),
-    "lt": lambda x, y: int(x < y),
-    "le": lambda x, y: int(x <= y),
-    "gt": lambda x, y: int(x > y),
-    "ge": lambda x, y: int(x >= y),
-    "and": lambda x, y: int(bool(x) and bool(y)),
-    "or": lambda x, y: int(bool(x) or bool(y)),
-}
-_PY_UN: dict[str, Callable[[int], int]] = {
-    "neg": lambda x: -x,
-    "not": lambda x: int(not x),
-    "invert": lambda x: ~x,
-}
-
-
-# --------------------------------------------------------------------------------------------
-# Polynomial normal form for + - * (everything else is an opaque atom)
-
-_Mono = tuple  # sorted tuple of atom Exprs (with repetition for powers)
-
-
-def _key(e: Expr) -> str:
-    return repr(e)
-
-
-def polynomial(e: Expr) -> dict[_Mono, int]:
-    """`e` as {monomial: nonzero coefficient}, over atoms (symbols and the nodes that are not
-    +, -, * or negation): the normal form simplification and offset comparisons work on."""
-    if isinstance(e, Const):
-        return {(): e.value} if e.value else {}
-    if isinstance(e, Bin) and e.op in ("add", "sub", "mul"):
-        pa, pb = polynomial(e.a), polynomial(e.b)
-        if e.op == "mul":
-            out: dict[_Mono, int] = {}
-            for ma, ca in pa.items():
-                for mb, cb in pb.items():
-                    m = tuple(sorted(ma + mb, key=_key))
-                    out[m] = out.get(m, 0) + ca * cb
-            return {m: c for m, c in out.items() if c}
-        sign = 1 if e.op == "add" else -1
-        out = dict(pa)
-        for m, c in pb.items():
-            out[m] = out.get(m, 0) + sign * c
-        return {m: c for m, c in out.items() if c}
-    if isinstance(e, Un) and e.op == "neg":
-        return {m: -c for m, c in polynomial(e.a).items()}
-    return {(e,): 1}
-
-
-def _from_poly(p: dict[_Mono, int]) -> Expr:
-    terms: list[Expr] = []
-    const = p.get((), 0)
-    for mono in sorted((m for m in p if m), key=lambda m: [_key(a) for a in m]):
-        coeff = p[mono]
-        term: Expr = mono[0]
-        for atom in mono[1:]:
-            term = Bin("mul", term, atom)
-        if coeff != 1:
-            term = Bin("mul", Const(coeff), term)
-        terms.append(term)
-    if not terms:
-        return Const(const)
-    out = terms[0]
-    for t in terms[1:]:
-        out = Bin("add", out, t)
-    if const:
-        out = Bin("add", out, Const(const))
-    return out
-
-
-def const_diff(a: Expr, b: Expr) -> int | None:
-    """a - b when it is a constant, else None."""
-    d = polynomial(Bin("sub", a, b))
-    if not d:
-        return 0
-    if list(d) == [()]:
-        return d[()]
-    return None
-
-
+from pypto.symbolic.expr_nodes import (_BIN_TEXT, _PY_BIN, _PY_UN, Bin, Const, Expr, Select,
+                                       Sym, Un, canonical_key)
+from pypto.symbolic.polynomial import const_diff, from_polynomial, polynomial
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,7 +52,7 @@ def binary(op: str, a: Any, b: Any) -> Expr:
             raise PyptoRuntimeError(f"symbolic {op} by zero: {a!r} {_BIN_TEXT[op]} 0")
         return Const(_PY_BIN[op](a.value, b.value))
     if op in ("add", "sub", "mul"):
-        return _from_poly(polynomial(Bin(op, a, b)))
+        return from_polynomial(polynomial(Bin(op, a, b)))
     if op in ("floordiv", "mod") and isinstance(b, Const):
         if b.value == 0:
             raise PyptoRuntimeError(f"symbolic {op} by zero: {a!r}")
@@ -285,7 +66,7 @@ def binary(op: str, a: Any, b: Any) -> Expr:
                 return Const(rest % b.value)
             q = {m: c // b.value for m, c in p.items() if m}
             q[()] = rest // b.value
-            return _from_poly({m: c for m, c in q.items() if c})
+            return from_polynomial({m: c for m, c in q.items() if c})
     if op in ("min", "max"):
         if a == b:
             return a
@@ -297,7 +78,7 @@ def binary(op: str, a: Any, b: Any) -> Expr:
         if folded is not None:
             return folded
         # Canonical argument order, so min(a, b) == min(b, a).
-        if _key(b) < _key(a):
+        if canonical_key(b) < canonical_key(a):
             a, b = b, a
     if op in ("eq", "ne", "lt", "le", "gt", "ge"):
         d = const_diff(a, b)
@@ -344,7 +125,7 @@ def unary(op: str, a: Any) -> Expr:
     if isinstance(a, Const):
         return Const(_PY_UN[op](a.value))
     if op == "neg":
-        return _from_poly(polynomial(Un("neg", a)))
+        return from_polynomial(polynomial(Un("neg", a)))
     return Un(op, a)
 
 
@@ -355,35 +136,6 @@ def select(cond: Any, a: Any, b: Any) -> Expr:
     if a == b:
         return a
     return Select(c, a, b)
-
-
-def nodes(e: Expr) -> Iterator[Expr]:
-    """Every node of `e`, depth first (the node itself first)."""
-    yield e
-    if isinstance(e, Bin):
-        yield from nodes(e.a)
-        yield from nodes(e.b)
-    elif isinstance(e, Un):
-        yield from nodes(e.a)
-    elif isinstance(e, Select):
-        for x in (e.cond, e.a, e.b):
-            yield from nodes(x)
-    elif isinstance(e, ElementRead):
-        for i in e.indices:
-            yield from nodes(i)
-
-
-def free_symbols(e: Expr) -> set[str]:
-    return {n.name for n in nodes(e) if isinstance(n, Sym)}
-
-
-def reads_elements(e: Expr) -> bool:
-    return any(isinstance(n, ElementRead) for n in nodes(e))
-
-
-def element_reads(e: Expr) -> list[ElementRead]:
-    """The tensor-element reads inside `e` (their values are only known at run time)."""
-    return [n for n in nodes(e) if isinstance(n, ElementRead)]
 
 
 # --------------------------------------------------------------------------------------------

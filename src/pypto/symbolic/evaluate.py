@@ -9,7 +9,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from pypto.errors import PyptoRuntimeError
-from pypto.symbolic.core import _PY_BIN, _PY_UN, Bin, Const, ElementRead, Expr, Select, Sym, Un
+from pypto.symbolic.expr_nodes import (_PY_BIN, _PY_UN, Bin, Const, ElementRead, Expr, Select,
+                                       Sym, Un)
 
 
 class EvalEnv:
