@@ -272,7 +272,7 @@ def test_flows_keep_every_tasks_latest_predecessor_on_a_real_kernel(tmp_path):
     import torch
 
     import pypto
-    from pypto.profiling.run_columns import latest_pred_ends
+    from pypto.profiling.task_edges import latest_pred_ends
 
     @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 2})
     def acc(x: pypto.Tensor([pypto.DYNAMIC, 64, 256], pypto.DT_FP32),

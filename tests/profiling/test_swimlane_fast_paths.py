@@ -6,9 +6,10 @@ import json
 import pytest
 
 from pypto.toolkit.run_pages import write_viewer
-from pypto.profiling.run_columns import latest_pred_ends, run_columns
+from pypto.profiling.run_columns import run_columns
 from pypto.profiling.swimlane_reader import parse_swimlane, read_swimlane
 from pypto.profiling.swimlane_writer import swimlane_events, write_swimlane
+from pypto.profiling.task_edges import latest_pred_ends
 from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
 from pypto.toolkit.viewer.page import embed_json
 

@@ -49,9 +49,10 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 # RunNumbers and run_numbers stay importable from here (profiling API); they live in machine
-from pypto.machine.result import RunNumbers, SimResult, percent as _pct, run_numbers
-from pypto.profiling.run_columns import latest_pred_ends
+from pypto.machine.result import (RunNumbers, SimResult, TaskRun, percent as _pct,
+                                  run_numbers)
 from pypto.profiling.swimlane import SwimlaneData, lane_values, task_id
+from pypto.profiling.task_edges import latest_pred_ends
 
 _WIDTH = 60                     # PyPTO's report banner width
 _LABEL = 49                     # label + dots, then ':' (PyPTO's column)
@@ -118,32 +119,50 @@ def _extra_stats(stats: dict[str, Any]) -> list[str]:
 def stats_report(result: SimResult) -> str:
     """Machine statistics of `result`, laid out like PyPTO's `_simulate.stat.report.txt`."""
     n = run_numbers(result)
-    st, runs = result.stats, result.tasks
-    cycles = [r.end - r.start for r in runs]
+    leaves = _leaf_cycles(result.tasks)
+    out = (_machine_rows(result, n, len({leaf for leaf, _ in leaves}))
+           + _task_rows(result, n, leaves) + _core_rows(result, n) + _memory_rows(result, n))
+    extra = _extra_stats(result.stats)
+    if extra:
+        out += [_banner("Simulator Statistics")] + extra
+    out.append(_banner("OpenPTO MachineModel Report End"))
+    return "\n".join(out) + "\n"
+
+
+def _leaf_cycles(runs: list[TaskRun]) -> dict[tuple[str, str], list[float]]:
+    """(leaf, core type) -> the cycles of each of its tasks, in task order."""
     leaves: dict[tuple[str, str], list[float]] = defaultdict(list)
     for r in runs:
         leaves[(r.task.leaf, r.task.core)].append(r.end - r.start)
-    used = {k: len({r.core_index for r in runs if r.task.core == k}) for k in ("AIC", "AIV")}
-    pipe = {k: sum(r.task.cube_cycles if k == "AIC" else r.task.vector_cycles
-                   for r in runs if r.task.core == k) for k in ("AIC", "AIV")}
-    threads = st.get("sched_threads")
-    flows = len(set(result.flows))
+    return leaves
+
+
+def _machine_rows(result: SimResult, n: RunNumbers, leaf_count: int) -> list[str]:
+    """The report's head: kernel, clock, span, the machine's size and the run's shape."""
+    threads = result.stats.get("sched_threads")
+    return [_banner("OpenPTO MachineModel Report"),
+            _row("Kernel", result.kernel),
+            _row("Clock MHz", result.clock_mhz),
+            _row("Total Cycles", _num(n.e2e_cycles)),
+            _row("Kernel Cycles", _num(n.kernel_cycles)),
+            _row("End-to-End Time (us)", float(result.us(n.e2e_cycles))),
+            _row("Kernel Time (us)", float(result.us(n.kernel_cycles))),
+            _row("AICPU Thread Count", None if threads is None else int(threads) + 1),
+            _row("Core Machine Count", result.aic + result.aiv),
+            _row("|--Cube Count", result.aic),
+            _row("|--Vector Count", result.aiv),
+            _row("Stitch Windows", n.windows),
+            _row("Root Instances", n.instances),
+            _row("Leaf Function Count", leaf_count)]
+
+
+def _task_rows(result: SimResult, n: RunNumbers,
+               leaves: dict[tuple[str, str], list[float]]) -> list[str]:
+    """Task counts by kind, task cycles, resolves, and the tasks of each leaf function."""
+    runs = result.tasks
+    cycles = [r.end - r.start for r in runs]
     empty = sum(r.task.empty for r in runs)
-    out = [_banner("OpenPTO MachineModel Report"),
-           _row("Kernel", result.kernel),
-           _row("Clock MHz", result.clock_mhz),
-           _row("Total Cycles", _num(n.e2e_cycles)),
-           _row("Kernel Cycles", _num(n.kernel_cycles)),
-           _row("End-to-End Time (us)", float(result.us(n.e2e_cycles))),
-           _row("Kernel Time (us)", float(result.us(n.kernel_cycles))),
-           _row("AICPU Thread Count", None if threads is None else int(threads) + 1),
-           _row("Core Machine Count", result.aic + result.aiv),
-           _row("|--Cube Count", result.aic),
-           _row("|--Vector Count", result.aiv),
-           _row("Stitch Windows", n.windows),
-           _row("Root Instances", n.instances),
-           _row("Leaf Function Count", len({leaf for leaf, _ in leaves})),
-           _banner("Task Statistics"),
+    out = [_banner("Task Statistics"),
            _row("Total Submit Tasks", n.tasks),
            _row("  |--Cube Tasks", n.aic_tasks, _pct(n.aic_tasks, n.tasks)),
            _row("  |--Vector Tasks", n.aiv_tasks, _pct(n.aiv_tasks, n.tasks)),
@@ -151,12 +170,21 @@ def stats_report(result: SimResult) -> str:
            _row("Average Task Cycles", float(_avg(cycles))),
            _row("  |--Max Task Cycles", _num(max(cycles, default=0))),
            _row("  |--Min Task Cycles", _num(min(cycles, default=0))),
-           _row("Total Resolve Times", flows),
+           _row("Total Resolve Times", len(set(result.flows))),
            "Tasks per Leaf Function (count, average cycles):"]
     for (leaf, core), cyc in sorted(leaves.items()):
         out.append(_row(f"  |--{leaf} [{core}]", len(cyc)) + f"{_avg(cyc):>10.2f}")
-    out.append(_banner("Core Statistics"))
-    out.append(_row("AICore Busy Cycles", float(n.aic_busy + n.aiv_busy), n.util_pct))
+    return out
+
+
+def _core_rows(result: SimResult, n: RunNumbers) -> list[str]:
+    """Busy cycles and utilisation, overall and per core type, and the pipes' average use."""
+    runs = result.tasks
+    used = {k: len({r.core_index for r in runs if r.task.core == k}) for k in ("AIC", "AIV")}
+    pipe = {k: sum(r.task.cube_cycles if k == "AIC" else r.task.vector_cycles
+                   for r in runs if r.task.core == k) for k in ("AIC", "AIV")}
+    out = [_banner("Core Statistics"),
+           _row("AICore Busy Cycles", float(n.aic_busy + n.aiv_busy), n.util_pct)]
     for core, title, total, busy, util in (
             ("AIC", "Cube", result.aic, n.aic_busy, n.aic_util_pct),
             ("AIV", "Vector", result.aiv, n.aiv_busy, n.aiv_util_pct)):
@@ -166,18 +194,19 @@ def stats_report(result: SimResult) -> str:
                      util),
                 _row(f"Average {title} Pipe Usage", float(pipe_avg),
                      _pct(pipe_avg, n.kernel_cycles))]
-    out += [_banner("Memory Statistics"),
+    return out
+
+
+def _memory_rows(result: SimResult, n: RunNumbers) -> list[str]:
+    """GM traffic, L2 hits, HBM bytes and the workspace."""
+    st, runs = result.stats, result.tasks
+    return [_banner("Memory Statistics"),
             _row("GM Read Bytes", _num(n.gm_read_bytes)),
             _row("GM Write Bytes", _num(n.gm_write_bytes)),
             _row("L2 Hit Bytes", _num(n.l2_hit_bytes), n.l2_hit_pct),
             _row("HBM Bytes", _num(_stat(st, "hbm_bytes", lambda: _stat(
                 st, "hbm_read_bytes", lambda: sum(r.hbm_bytes for r in runs))))),
             _row("Workspace Bytes", _num(st.get("workspace_bytes")))]
-    extra = _extra_stats(st)
-    if extra:
-        out += [_banner("Simulator Statistics")] + extra
-    out.append(_banner("OpenPTO MachineModel Report End"))
-    return "\n".join(out) + "\n"
 
 
 def one_line_summary(result: SimResult) -> str:
@@ -309,7 +338,7 @@ def _in_order_sum(values: np.ndarray) -> float:
 def bubbles_from_result(result: SimResult,
                         pred_ends: dict[int, float] | None = None) -> list[LaneBubbles]:
     """Bubble analysis of every AIC and AIV lane of `result` (idle lanes included).
-    `pred_ends`: `run_columns.latest_pred_ends(result)`, when already computed."""
+    `pred_ends`: `task_edges.latest_pred_ends(result)`, when already computed."""
     if pred_ends is None:
         pred_ends = latest_pred_ends(result)
     lanes: dict[tuple[str, int], list[LaneTask]] = {

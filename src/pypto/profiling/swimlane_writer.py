@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from pypto.machine.result import SimResult
-from pypto.profiling.run_columns import (COMPACT, AicpuEvent, RunColumns, json_numbers,
-                                         json_str, json_strs, json_value, per_distinct,
-                                         run_columns)
+from pypto.profiling.run_columns import AicpuEvent, RunColumns, run_columns
 from pypto.profiling.swimlane import (COUNTER_TID, DERIVED_ARGS, FLOW_NAME, ITEM_TABLE_ARGS,
                                       PROCESS_NAME, SHARED_ARGS, TABLE_ARGS, aicpu_thread,
                                       classify_lane, derived_column, function_keys,
                                       task_fields)
+from pypto.profiling.trace_encoding import (COMPACT, json_numbers, json_str, json_strs,
+                                            json_value, per_distinct)
 
 _FLOW = json_str(FLOW_NAME)
 _SEP = ",\n"                                            # between events

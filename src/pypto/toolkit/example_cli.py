@@ -57,7 +57,32 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
     result for the chosen run mode is passed to every example (e.g. the device). `default`
     lists the ids run when none is named (all by default): slow ones, such as a model at full
     size, then run only when named, and `--list` still shows them."""
-    first = next(iter(examples), "file::test")
+    args = _parser(next(iter(examples), "file::test"), doc).parse_args(argv)
+    args.swimlane = args.swimlane or args.open
+    full_size = [] if default is None else [n for n in examples if n not in default]
+    if args.list:
+        print("\n".join(f"{n}  (full size: run only when named; --timing-only)"
+                        if n in full_size else n for n in examples))
+        return 0
+    extra = (setup(args.run_mode),) if setup is not None else ()
+    names = _selected(examples, args.example_id, default)
+    if args.example_id is not None and not names:
+        print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
+        return 2
+    checked = [n for n in names if n not in full_size] if args.timing_only else []
+    if checked:
+        print(f"--timing-only is for the full-size entries, which then skip their golden "
+              f"check; {', '.join(checked)} {'is' if len(checked) == 1 else 'are'} not "
+              f"(see --list)", file=sys.stderr)
+        return 2
+    failed, written = _run_each(examples, names, extra, args)
+    if args.open:
+        _open_swimlane(written)
+    return 1 if failed else 0
+
+
+def _parser(first: str, doc: str | None) -> argparse.ArgumentParser:
+    """The shared options; `first` is the example id the help shows."""
     parser = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0]
                                      if doc else None)
     parser.add_argument("example_id", nargs="?", default=None,
@@ -74,27 +99,22 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
     parser.add_argument("--timing-only", action="store_true",
                         help="run full-size entries with numerics='timing_only': the same "
                              "simulated timeline in a fraction of the time, no golden check")
-    args = parser.parse_args(argv)
-    args.swimlane = args.swimlane or args.open
-    full_size = [] if default is None else [n for n in examples if n not in default]
-    if args.list:
-        print("\n".join(f"{n}  (full size: run only when named; --timing-only)"
-                        if n in full_size else n for n in examples))
-        return 0
-    extra = (setup(args.run_mode),) if setup is not None else ()
-    names = list(examples) if default is None else [n for n in examples if n in default]
-    if args.example_id is not None:
-        names = [n for n in examples if args.example_id in (n, n.split("::")[-1])]
-        if not names:
-            print(f"unknown example '{args.example_id}'; use --list", file=sys.stderr)
-            return 2
-    if args.timing_only:
-        checked = [n for n in names if n not in full_size]
-        if checked:
-            print(f"--timing-only is for the full-size entries, which then skip their golden "
-                  f"check; {', '.join(checked)} {'is' if len(checked) == 1 else 'are'} not "
-                  f"(see --list)", file=sys.stderr)
-            return 2
+    return parser
+
+
+def _selected(examples: dict[str, Callable[..., Any]], example_id: str | None,
+              default: list[str] | None) -> list[str]:
+    """The ids to run: the one named (by full id or test name; none if unknown), else the
+    default ones, else all."""
+    if example_id is not None:
+        return [n for n in examples if example_id in (n, n.split("::")[-1])]
+    return list(examples) if default is None else [n for n in examples if n in default]
+
+
+def _run_each(examples: dict[str, Callable[..., Any]], names: list[str], extra: tuple,
+              args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Run each named example, reporting it as passed or failed (a failure does not stop the
+    others); the failed ids and the run folders written, in order."""
     failed, written = [], []
     for name in names:
         with _run_folders(args.swimlane) as folders, _timing(args.timing_only):
@@ -109,9 +129,7 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
         for folder in folders:
             print(f"wrote {folder}")
         written += folders
-    if args.open:
-        _open_swimlane(written)
-    return 1 if failed else 0
+    return failed, written
 
 
 @contextlib.contextmanager

@@ -2,7 +2,8 @@
 tile executor, the reference executor and the checked mode, compared with a torch float64
 golden rounded per op. `python -m pypto.testing.fuzz --help`.
 
-Modules: generator (picks a family) over tensor_families and loop_families, which use builder
+Modules: generator (picks a family) over tensor_families, reduce_families, view_families,
+loop_families and reach_families, which use builder
 (values, statements, pickers) and ops (elementwise op tables); case (a
 kernel as data, rendered as a self-contained script), golden (torch helpers and tolerance),
 runner (worker processes, timeouts, outcomes), minimizer (delta debugging), campaign (a batch),

@@ -1,8 +1,8 @@
 """Random kernels, written the way users write them: `@pypto.frontend.jit` with
 `pypto.Tensor([...], dtype)` annotations, `set_vec_tile_shapes` / `set_cube_tile_shapes`,
 `pypto.loop`, views, assembles and plain operators. `generate(seed, index)` picks a family
-(weighted) and is deterministic in (seed, index); the families live in tensor_families.py and
-loop_families.py.
+(weighted) and is deterministic in (seed, index); the families live in tensor_families.py,
+reduce_families.py, view_families.py, loop_families.py and reach_families.py.
 
 A small share of kernels is invalid on purpose (family "invalid", and out-of-range slices or
 views elsewhere): they must raise a named pypto error.
@@ -13,7 +13,9 @@ import random
 
 from pypto.testing.fuzz import loop_families as lf
 from pypto.testing.fuzz import reach_families as rf
+from pypto.testing.fuzz import reduce_families as red
 from pypto.testing.fuzz import tensor_families as tf
+from pypto.testing.fuzz import view_families as vf
 from pypto.testing.fuzz.builder import Builder
 from pypto.testing.fuzz.case import Case
 
@@ -56,10 +58,10 @@ def invalid(b: Builder) -> None:
 
 FAMILIES = {  # name: (function, weight)
     "elementwise": (tf.elementwise, 10), "broadcast": (tf.broadcast, 6),
-    "reduce": (tf.reduce, 7), "cast": (tf.cast, 4), "softmax": (tf.softmax, 2),
-    "matmul": (tf.matmul, 7), "view": (tf.view, 5), "layout": (tf.layout, 7),
-    "tiles": (tf.tiles, 5), "scale": (tf.scale, 2), "stats": (tf.stats, 3),
-    "compose": (tf.compose, 4), "index": (tf.index, 3),
+    "reduce": (red.reduce, 7), "cast": (tf.cast, 4), "softmax": (red.softmax, 2),
+    "matmul": (tf.matmul, 7), "view": (vf.view, 5), "layout": (vf.layout, 7),
+    "tiles": (tf.tiles, 5), "scale": (tf.scale, 2), "stats": (red.stats, 3),
+    "compose": (vf.compose, 4), "index": (vf.index, 3),
     "loop": (lf.loop, 7), "cond": (lf.cond, 4), "unroll": (lf.unroll, 3),
     "nested": (lf.nested, 3), "carried": (lf.carried, 3), "attention": (lf.attention, 3),
     "recurrence": (lf.recurrence, 2), "triangle": (lf.triangle, 2),

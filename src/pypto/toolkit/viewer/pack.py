@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from pypto.profiling.flow_ends import SliceIndex
-from pypto.profiling.run_columns import RunColumns, json_value
+from pypto.profiling.run_columns import RunColumns
 from pypto.profiling.swimlane import (Lane, SwimlaneData, classify_lane, lane_values,
                                       task_label, task_labels)
 from pypto.profiling.trace_columns import ABSENT, ArgColumns
+from pypto.profiling.trace_encoding import json_value
 from pypto.toolkit.viewer.json_text import JsonText as JsonText
 from pypto.toolkit.viewer.json_text import floats_json, runs_json, sparse_json
 
