@@ -81,6 +81,7 @@ def _phase_clocks(parts: dict[str, float]):
     import pypto.call_record as C
     import pypto.driver as K
     import pypto.passes as P
+    from pypto.runtime.instance_links import InstanceLinker
     from pypto.runtime.stitch import Stitcher
 
     def timed(key: str, fn: Callable) -> Callable:
@@ -92,11 +93,11 @@ def _phase_clocks(parts: dict[str, float]):
                 parts[key] += time.process_time() - start
         return wrapper
 
-    # stitching's links: window by window (`_link`, the Python core) or in batches of
-    # windows at flush (`_link_batch`, the compiled core; it falls back to `_link` only for
-    # tasks it cannot table, none of these kernels)
+    # stitching's links: window by window (`InstanceLinker.link`, the Python core) or in
+    # batches of windows at flush (`Stitcher._link_batch`, the compiled core; it falls back to
+    # `link` only for tasks it cannot table, none of these kernels)
     saved = [(K, "compile_program"), (K.JitKernel, "_trace"), (K.JitKernel, "_execute"),
-             (C, "simulate"), (P, "link"), (Stitcher, "_link"), (Stitcher, "_link_batch")]
+             (C, "simulate"), (P, "link"), (InstanceLinker, "link"), (Stitcher, "_link_batch")]
     originals = [getattr(obj, name) for obj, name in saved]
     keys = ["compile", "trace", "execute", "simulate", "deps", "stitch", "stitch"]
     for (obj, name), key, fn in zip(saved, keys, originals):

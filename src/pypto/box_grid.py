@@ -8,8 +8,8 @@ each candidate exactly). Keeps: a box that overlaps the query under the closed-o
 among the candidates, because a box counts as at least one cell wide in every dim.
 
 Used by the dependency pass (tile regions of one storage, `passes/deps.py`) and by stitching
-(GM boxes of one storage, `runtime/stitch.py`): both ask, per new access, which earlier accesses
-it conflicts with, and the all-pairs scan made them quadratic in the number of tiles.
+(GM boxes of one storage, `runtime/box_index.py`): both ask, per new access, which earlier
+accesses it conflicts with, and the all-pairs scan made them quadratic in the number of tiles.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ import torch
 
 import pypto
 from pypto.runtime import differential
-from pypto.runtime.tile_executor import TileExecutor
+from pypto.runtime.tile_numerics import TileNumerics
 
 
 def _kernel():
@@ -33,7 +33,7 @@ def test_elementwise_chain_is_bitwise_equal_to_reference():
 
 def test_a_wrong_tile_result_is_reported(monkeypatch):
     """A tile executor that loses a copy-out is caught, naming the kernel and the tensor."""
-    monkeypatch.setattr(TileExecutor, "_copy_out", lambda self, op, local, windows: None)
+    monkeypatch.setattr(TileNumerics, "copy_out", lambda self, op, local, windows: None)
     x = torch.rand(16, 64)
     with pytest.raises(pypto.PyptoError, match="disagree on 'y' of kernel 'k'"):
         _kernel()(x, torch.zeros_like(x))
@@ -43,7 +43,7 @@ def test_enable_pass_verify_checks_even_without_the_environment(monkeypatch):
     """verify_options={"enable_pass_verify": True} turns the check on for one kernel, with
     pass_verify_error_tol as its tolerance."""
     monkeypatch.setenv("OPENPTO_CHECK_EXECUTORS", "0")
-    monkeypatch.setattr(TileExecutor, "_copy_out", lambda self, op, local, windows: None)
+    monkeypatch.setattr(TileNumerics, "copy_out", lambda self, op, local, windows: None)
 
     @pypto.frontend.jit(verify_options={"enable_pass_verify": True,
                                         "pass_verify_error_tol": [1e-3, 1e-3]})

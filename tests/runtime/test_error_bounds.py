@@ -6,7 +6,7 @@ import torch
 
 import pypto
 from pypto.frontend.binding import as_numpy
-from pypto.runtime import differential, error_bounds, error_rules, rounding
+from pypto.runtime import differential, error_bounds, error_interval, error_rules, rounding
 from pypto.runtime.tile_executor import TileExecutor
 
 
@@ -152,11 +152,11 @@ def test_settle_rounds_both_ends_of_the_interval():
     FP32, as the executors round: 1e-9 past the tie is the tie itself in FP32)."""
     one = np.array([1.0])
     half_ulp = 2.0 ** -8
-    e = error_rules.settle(one, one + half_ulp - 1e-6, one + half_ulp + 1e-6, pypto.DT_BF16)
+    e = error_interval.settle(one, one + half_ulp - 1e-6, one + half_ulp + 1e-6, pypto.DT_BF16)
     assert e.tolist() == [2.0 ** -7]
-    e = error_rules.settle(one, one - 1e-9, one + 1e-9, pypto.DT_BF16)
+    e = error_interval.settle(one, one - 1e-9, one + 1e-9, pypto.DT_BF16)
     assert e.tolist() == [0.0]
-    assert error_rules.settle(one, np.array([np.nan]), one, pypto.DT_FP32).tolist() == [np.inf]
+    assert error_interval.settle(one, np.array([np.nan]), one, pypto.DT_FP32).tolist() == [np.inf]
 
 
 def test_every_op_that_makes_a_value_has_a_rule():

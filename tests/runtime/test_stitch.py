@@ -6,7 +6,8 @@ import pytest
 
 from pypto.errors import PyptoRuntimeError
 from pypto.machine.result import SimTask
-from pypto.runtime.stitch import SlotFacts, Stitcher
+from pypto.runtime.slot_facts import SlotFacts
+from pypto.runtime.stitch import Stitcher
 
 
 def _task(instance_calls, reads=(), writes=(), root="root"):

@@ -1,8 +1,8 @@
-"""Stitching's links by the compiled core (`Stitcher._link_compiled`, `_simcore.link`) are
-exactly those of the Python definition (`Stitcher._link`): the same new predecessors per task,
-in the same order, and the same count of cross-instance edges, on random windows with several
-roots, a root's private workspace, temps whose creating root starts a new generation, kernel
-memory, overlapping and identical boxes, and boxes of mixed ranks."""
+"""Stitching's links by the compiled core (`InstanceLinker.link_compiled`, `_simcore.link`)
+are exactly those of the Python definition (`InstanceLinker.link`): the same new predecessors
+per task, in the same order, and the same count of cross-instance edges, on random windows
+with several roots, a root's private workspace, temps whose creating root starts a new
+generation, kernel memory, overlapping and identical boxes, and boxes of mixed ranks."""
 import copy
 import random
 
@@ -10,7 +10,8 @@ import pytest
 
 from pypto.machine import compiled
 from pypto.machine.result import SimTask
-from pypto.runtime.stitch import SlotFacts, Stitcher
+from pypto.runtime.slot_facts import SlotFacts
+from pypto.runtime.stitch import Stitcher
 
 pytestmark = pytest.mark.skipif(not compiled.available(), reason=compiled.unavailable_reason())
 
@@ -54,8 +55,8 @@ def test_the_compiled_links_equal_the_definition(seed):
         tasks, facts = _window(rng)
         model, fast = Stitcher(8, 1 << 30, facts), Stitcher(8, 1 << 30, facts)
         mine, theirs = copy.deepcopy(tasks), copy.deepcopy(tasks)
-        model._link(mine)
-        assert fast._link_compiled(theirs)[0]
+        model.linker.link(mine)
+        assert fast.linker.link_compiled(theirs)[0]
         assert [t.preds for t in theirs] == [t.preds for t in mine]
         assert fast.cross_edges == model.cross_edges
 

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from pypto.machine.result import SimTask
-from pypto.runtime.stitch import _BoxIndex, _overlap
+from pypto.runtime.box_index import BoxIndex as _BoxIndex, boxes_overlap as _overlap
 
 
 def _box(rng: random.Random, ranks: list[int]):

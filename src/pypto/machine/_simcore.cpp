@@ -893,7 +893,7 @@ py::dict run(const py::dict &table, const py::dict &constants) {
 
 
 // ---------------------------------------------------------------- stitching's links
-// `runtime.stitch.Stitcher._link` transcribed: the dependencies between the instances of one
+// `runtime.instance_links.InstanceLinker.link` transcribed: the dependencies between the instances of one
 // window, from the GM boxes their tasks read and write (last writer / readers since, slot
 // generations of workspace temps, a root's private workspace). It must find exactly the edges
 // the Python one finds (tests/runtime/test_stitch_cores.py): the new predecessors of each task
@@ -1101,7 +1101,7 @@ py::dict run(const py::dict &window) {
         for (auto &p : creator_pairs) creates[p] = 1;
         // per storage: its slot's current copy (generation), who made it, and the accesses
         // of that copy. NOTE: an older copy is never looked at again, so its indexes are
-        // dropped when a new copy starts (`Stitcher._link` keys them by (storage, copy))
+        // dropped when a new copy starts (`InstanceLinker.link` keys them by (storage, copy))
         struct Slot {
             i64 generation = 0;
             bool made = false;

@@ -77,8 +77,8 @@ def core() -> str:
 
 
 def link(window: dict) -> dict:
-    """The compiled transcription of `runtime.stitch.Stitcher._link` on one window's columns
-    (the caller checked `core()`)."""
+    """The compiled transcription of `runtime.instance_links.InstanceLinker.link` on one
+    window's columns (the caller checked `core()`)."""
     return _simcore.link(window)
 
 

@@ -14,9 +14,9 @@ symbols its windows read). `make_rows` then, per root function:
 The rows equal, field for field and in order, what `TaskRows.add` appends instance by instance,
 and templates and details are numbered in the order that path meets them
 (tests/runtime/test_bulk_instances.py). The cross-instance links are made afterwards, on the
-columns, as for every row (`Stitcher._link_rows`). A run whose roots have few instances each
-(under `BULK_MIN` on average) is made by `one_by_one`: the readable specification, and there
-the faster way.
+columns, as for every row (`InstanceLinker.link_rows`). A run whose roots have few
+instances each (under `BULK_MIN` on average) is made by `one_by_one`: the readable
+specification, and there the faster way.
 """
 from __future__ import annotations
 

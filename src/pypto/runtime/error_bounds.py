@@ -48,10 +48,13 @@ import numpy as np
 from pypto.errors import PyptoRuntimeError
 from pypto.ir.operation import Operation
 from pypto.ops.core import REGISTRY
-from pypto.runtime.error_rules import (ADDS_INTO, INF, RULES, OpCall, accumulate, accumulates,
-                                       add_into, write_index_inputs)
+from pypto.runtime.call_state import CallState
+from pypto.runtime.error_interval import INF, OpCall
+from pypto.runtime.error_rules import RULES
 from pypto.runtime.plan import ExecutionPlan
 from pypto.runtime.reference import ReferenceExecutor
+from pypto.runtime.write_rules import (ADDS_INTO, accumulate, accumulates, add_into,
+                                       write_index_inputs)
 
 
 class ErrorBounds:
@@ -63,7 +66,7 @@ class ErrorBounds:
         self.forward = forward
 
     # ---- the executor's hooks ----
-    def after_value(self, ex: ReferenceExecutor, op: Operation, xs: list, at: dict) -> None:
+    def after_value(self, state: CallState, op: Operation, xs: list, at: dict) -> None:
         """A value op has run and stored its results."""
         if not op.outputs or (op.opcode == "RESHAPE" and op.attrs.get("inplace")):
             return
@@ -71,16 +74,16 @@ class ErrorBounds:
         if rule is None:   # a new op registered without one (a test keeps the table complete)
             raise PyptoRuntimeError(f"internal: op {op.opcode} has no error-bound rule "
                                     f"(runtime/error_rules.py RULES)", op.loc)
-        refs = [self._valid_ref(ex, v) for v in op.outputs]
-        call = OpCall(op, xs, self._input_bounds(ex, op, at), _clean(at), refs, self.forward)
+        refs = [self._valid_ref(state, v) for v in op.outputs]
+        call = OpCall(op, xs, self._input_bounds(state, op, at), _clean(at), refs, self.forward)
         for v, e in zip(op.outputs, rule(call)):
-            self._store(ex, v, e)
+            self._store(state, v, e)
 
-    def before_write(self, ex: ReferenceExecutor, op: Operation, dest: np.ndarray,
+    def before_write(self, state: CallState, op: Operation, dest: np.ndarray,
                      xs: list, at: dict) -> tuple:
         """What a write's rule needs from before it: its inputs' bounds, and the old values of
         what an accumulating write adds to (the region it touches, or the whole destination)."""
-        es = self._input_bounds(ex, op, at)
+        es = self._input_bounds(state, op, at)
         if op.opcode in ADDS_INTO:
             key = ADDS_INTO[op.opcode](dest, xs, at)
             return es, key, np.array(dest[key], copy=True)
@@ -88,10 +91,10 @@ class ErrorBounds:
             return es, None, np.array(dest, copy=True)
         return es, None, None
 
-    def after_write(self, ex: ReferenceExecutor, op: Operation, dest: np.ndarray, xs: list,
+    def after_write(self, state: CallState, op: Operation, dest: np.ndarray, xs: list,
                     at: dict, before: tuple) -> None:
         es, key, old = before
-        e_dst = self._view(ex, op.outputs[0], dest.shape)
+        e_dst = self._view(state, op.outputs[0], dest.shape)
         # the reference's new values, where a rule needs them (a move does not)
         after = [] if old is None else [np.asarray(dest if key is None else dest[key],
                                                    np.float64)]
@@ -113,32 +116,32 @@ class ErrorBounds:
             call.compute(e_dst, arrays, dict(call.at, **zero))
 
     # ---- storage of the bounds ----
-    def _storage(self, ex: ReferenceExecutor, sid: int) -> np.ndarray:
+    def _storage(self, state: CallState, sid: int) -> np.ndarray:
         e = self.bounds.get(sid)
-        arr = ex.arrays[sid]
+        arr = state.arrays[sid]
         if e is None or e.size != arr.size:
             e = self.bounds[sid] = np.zeros(arr.shape)
         return e
 
-    def _view(self, ex: ReferenceExecutor, v, shape: tuple) -> np.ndarray:
-        return self._storage(ex, v.storage.id).reshape(shape)
+    def _view(self, state: CallState, v, shape: tuple) -> np.ndarray:
+        return self._storage(state, v.storage.id).reshape(shape)
 
-    def _input_bounds(self, ex: ReferenceExecutor, op: Operation, at: dict) -> list:
+    def _input_bounds(self, state: CallState, op: Operation, at: dict) -> list:
         full = REGISTRY[op.opcode].full_inputs
         out = []
         for v, valid in zip(op.inputs, at["_in_valid"]):
-            e = self._view(ex, v, ex.shape(v.shape))
+            e = self._view(state, v, state.shape(v.shape))
             out.append(e if full else e[tuple(slice(0, n) for n in valid)])
         return out
 
-    def _valid_ref(self, ex: ReferenceExecutor, v) -> np.ndarray:
-        arr = ex.array_of(v, None)
-        valid = ex._clip(ex.shape(v.valid_shape), ex.shape(v.shape))
+    def _valid_ref(self, state: CallState, v) -> np.ndarray:
+        arr = state.array_of(v, None)
+        valid = state.clip(state.shape(v.valid_shape), state.shape(v.shape))
         return np.asarray(arr[tuple(slice(0, n) for n in valid)], np.float64)
 
-    def _store(self, ex: ReferenceExecutor, v, e: np.ndarray) -> None:
-        shape = ex.shape(v.shape)
-        valid = ex._clip(ex.shape(v.valid_shape), shape)
+    def _store(self, state: CallState, v, e: np.ndarray) -> None:
+        shape = state.shape(v.shape)
+        valid = state.clip(state.shape(v.valid_shape), shape)
         full = np.zeros(shape)
         full[tuple(slice(0, n) for n in valid)] = np.reshape(e, valid)
         self.bounds[v.storage.id] = full

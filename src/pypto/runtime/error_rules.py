@@ -1,10 +1,12 @@
-"""The error-bound rule of every op: how the intervals of its inputs' values become the
-interval of its result (see runtime/error_bounds.py for the model they serve).
+"""The error-bound rule of every value-making op: how the intervals of its inputs' values
+become the interval of its result (see runtime/error_bounds.py for the model they serve).
 
 Takes one op as the reference ran it (`OpCall`: inputs, their bounds, attributes, stored
 results) → the bound of each result, as float64 arrays of the results' shapes. Every rule
 keeps the invariant that the other execution's result lies within its bound of the
-reference's; `RULES` maps each value-making opcode to its rule, `write_rule` the writes.
+reference's; `RULES` maps each value-making opcode to its rule. The interval → bound step the
+rules share is `runtime.error_interval`; the writes into existing destinations (and the index
+adds the value forms share) are `runtime.write_rules`.
 """
 from __future__ import annotations
 
@@ -14,113 +16,12 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto.dtypes import DataType, is_float
-from pypto.ir.operation import Operation
 from pypto.ops.core import REGISTRY, crop_inputs
 from pypto.ops.elementwise import POINTWISE
-from pypto.ops.shape import write_region
 from pypto.passes.expand_matmul import split_k_chunks
 from pypto.runtime import rounding
-
-INF = np.inf
-
-
-class OpCall:
-    """One op as the reference ran it: its inputs as the compute function got them (`xs`),
-    their bounds (`es`, float64, same shapes), its attributes and its stored results."""
-
-    def __init__(self, op: Operation, xs: list, es: list, at: dict, refs: list,
-                 forward: bool = False):
-        self.op = op
-        self.compute = REGISTRY[op.opcode].compute
-        self.xs, self.es, self.at, self.refs = xs, es, at, refs
-        self.forward = forward   # bound the distance to exact arithmetic (error_bounds.py)
-
-    def settle(self, ref: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return settle(ref, lo, hi, self.dtype, self.forward)
-
-    def run(self, xs: list, **overrides: Any) -> Any:
-        """The op's own compute function on other arrays (and attributes)."""
-        at = dict(self.at, **overrides) if overrides else self.at
-        with np.errstate(all="ignore"):
-            return self.compute(xs, at)
-
-    def erroneous(self, i: int) -> bool:
-        return bool(np.any(self.es[i] != 0))
-
-    @property
-    def dtype(self) -> DataType:
-        return self.op.outputs[0].dtype
-
-
-# --------------------------------------------------------------------------------------------
-# The interval of a result → its bound
-
-def settle(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, dtype: DataType,
-           forward: bool = False) -> np.ndarray:
-    """The bound of a result whose other execution lies in [lo, hi] before rounding to
-    `dtype`: max(|R(hi) - ref|, |R(lo) - ref|), inf where that is undefined. `forward`: see
-    `forward_bound`."""
-    ref = np.asarray(ref, np.float64)
-    if forward:
-        return forward_bound(ref, lo, hi, dtype)
-    with np.errstate(all="ignore"):
-        # NOTE: in place where it can be: a big matmul's outputs make every pass count
-        e = rounding.stored(hi, dtype)
-        e -= ref
-        np.abs(e, out=e)
-        down = rounding.stored(lo, dtype)
-        down -= ref
-        np.abs(down, out=down)
-        np.maximum(e, down, out=e)
-        finite = np.isfinite(e)
-        if finite.all():
-            return e
-        # a NaN end (an interval reaching outside the op's domain) or an infinite one: no bound
-        # unless both ends and the reference are the same infinity
-        wild = ~finite & ~((lo == hi) & (lo == ref))
-    return np.where(wild, INF, np.where(np.isnan(e), 0.0, e))
-
-
-def forward_bound(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  dtype: DataType) -> np.ndarray:
-    """A bound on how far any faithful execution, the reference and the exact arithmetic
-    among them, is from the exact result, where [lo, hi] holds the op's exact result for every
-    input within its bound: the interval's half width (what the inputs' errors move a smooth
-    op by: a faithful execution's inputs are within their bounds of the exact ones, as the
-    reference's are) plus the op's own rounding, half an ulp of `dtype` (and one of FP32 for
-    a low-precision result computed in FP32). Independent of where the reference landed, so
-    a golden (another faithful execution) is within it too. Integer results (steps, not
-    smooth) take the whole width."""
-    with np.errstate(all="ignore"):
-        lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
-        if is_float(dtype):
-            e = (hi - lo) / 2
-            mag = np.maximum(np.abs(lo), np.abs(hi))
-            e += rounding.ulp(mag, dtype) / 2
-            if rounding.compute_precision(dtype) is not dtype:
-                e += rounding.ulp(mag, rounding.compute_precision(dtype))
-        else:
-            e = hi - lo
-        finite = np.isfinite(e)
-        if finite.all():
-            return e
-        wild = ~finite & ~((lo == hi) & (lo == ref))
-    return np.where(wild, INF, np.where(np.isnan(e), 0.0, e))
-
-
-def widen(lo: np.ndarray, hi: np.ndarray, slack: np.ndarray | float) -> tuple:
-    return lo - slack, hi + slack
-
-
-def hull(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Elementwise min and max over several evaluations; NaN anywhere gives NaN ends."""
-    stack = np.stack([np.asarray(v, np.float64) for v in np.broadcast_arrays(*values)])
-    with np.errstate(invalid="ignore"):
-        return stack.min(axis=0), stack.max(axis=0)
-
-
-def _f64(x: Any) -> Any:
-    return np.asarray(x, np.float64) if isinstance(x, np.ndarray) else x
+from pypto.runtime.error_interval import INF, OpCall, as_f64, hull, widen
+from pypto.runtime.write_rules import accumulate
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,7 +76,7 @@ def _zero_crossing(call: OpCall, shape: tuple) -> np.ndarray:
     for i in picks:
         if i >= len(call.xs) or not call.erroneous(i):
             continue
-        x, e = _f64(call.xs[i]), call.es[i]
+        x, e = as_f64(call.xs[i]), call.es[i]
         inside = (e > 0) & (np.abs(x) <= e)
         hit |= _to_shape(inside, call.at, shape)
     return hit
@@ -197,7 +98,7 @@ def pointwise(call: OpCall) -> list:
     exact_here = not library and not (call.forward and is_float(call.dtype))
     if not wrong and exact_here:
         return [np.zeros(ref.shape)]
-    xs = [_f64(x) for x in call.xs]
+    xs = [as_f64(x) for x in call.xs]
     runs = [call.run]
     if call.forward and call.op.opcode == "CAST" and is_float(call.dtype):
         runs = [_identity]       # exactly, a float cast changes nothing: its rounding is error
@@ -254,7 +155,7 @@ def compare_equal(call: OpCall) -> list:
     scalar = call.op.opcode.endswith("S")
     sub = REGISTRY["SUBS" if scalar else "SUB"].compute
     with np.errstate(all="ignore"):
-        gap = np.abs(np.asarray(sub([_f64(x) for x in call.xs], call.at), np.float64))
+        gap = np.abs(np.asarray(sub([as_f64(x) for x in call.xs], call.at), np.float64))
     reach = _spread(call, ref.shape)
     return [np.where((reach > 0) & (gap.reshape(ref.shape) <= reach), 1.0, 0.0)]
 
@@ -271,7 +172,7 @@ def where(call: OpCall) -> list:
     picks = []
     for side in (True, False):
         forced = np.full(cond.shape, side)
-        value = np.asarray(call.run([forced] + [_f64(x) for x in call.xs[1:]]), np.float64)
+        value = np.asarray(call.run([forced] + [as_f64(x) for x in call.xs[1:]]), np.float64)
         bound = np.asarray(call.run([forced] + es[1:], **zero), np.float64)
         picks.append(np.abs(value - ref) + bound)
     flip = _to_shape(call.es[0] > 0, call.at, ref.shape)
@@ -284,7 +185,7 @@ def summation(call: OpCall) -> list:
     ref = call.refs[0]
     if np.asarray(call.xs[0]).dtype.kind in "iub":   # integer sums are exact in any order
         return [np.asarray(call.run([call.es[0]]), np.float64).reshape(ref.shape)]
-    x, e = _f64(call.xs[0]), call.es[0]
+    x, e = as_f64(call.xs[0]), call.es[0]
     lo, hi = call.run([x - e]), call.run([x + e])
     terms = _terms(call, x, ref)
     precision = rounding.compute_precision(call.op.inputs[0].dtype)
@@ -303,7 +204,7 @@ def _terms(call: OpCall, x: np.ndarray, ref: np.ndarray) -> int:
 def extreme(call: OpCall) -> list:
     """max / min: monotone, exact, order-free: the corners are the whole story."""
     ref = call.refs[0]
-    x, e = _f64(call.xs[0]), call.es[0]
+    x, e = as_f64(call.xs[0]), call.es[0]
     lo, hi = call.run([x - e]), call.run([x + e])
     return [call.settle(ref, np.reshape(lo, ref.shape), np.reshape(hi, ref.shape))]
 
@@ -312,7 +213,7 @@ def product(call: OpCall) -> list:
     """prod, cumprod: |prod(|x| + E) - prod|x|| plus the rounding of n factors, around the
     reference's own product."""
     ref = call.refs[0]
-    x, e = _f64(call.xs[0]), call.es[0]
+    x, e = as_f64(call.xs[0]), call.es[0]
     mag, grown = np.abs(call.run([np.abs(x)])), np.abs(call.run([np.abs(x) + e]))
     terms = _terms(call, x, ref)
     precision = rounding.compute_precision(call.op.inputs[0].dtype)
@@ -326,7 +227,7 @@ def variance(call: OpCall) -> list:
     """var: sum((x - mean)^2) / (n - ddof) grows by at most its value at |x - mean| + E + Ē;
     plus the rounding of the mean, the squares and the sum."""
     ref = call.refs[0]
-    x, e = _f64(call.xs[0]), call.es[0]
+    x, e = as_f64(call.xs[0]), call.es[0]
     dims = call.at["dims"]
     n = max(1, x.size // max(ref.size, 1))
     mean = np.mean(x, axis=dims, keepdims=True)
@@ -359,7 +260,7 @@ def rows_ambiguous(x: np.ndarray, e: np.ndarray, axis: int) -> np.ndarray:
 def ordering(call: OpCall) -> list:
     """argmax/argmin/argsort/topk: indices exact unless the row's intervals overlap; topk's
     values are order statistics (monotone: the corners bound them)."""
-    x, e = _f64(call.xs[0]), call.es[0]
+    x, e = as_f64(call.xs[0]), call.es[0]
     code = call.op.opcode
     axis = call.at["dims"][0] if "dims" in call.at else call.at.get("dim", x.ndim - 1)
     if code == "TOPK":
@@ -387,7 +288,7 @@ def matmul(call: OpCall) -> list:
     wrong_a, wrong_b = call.erroneous(0), call.erroneous(1)
     if np.asarray(call.xs[0]).dtype.kind in "iu" and not (wrong_a or wrong_b):
         return [np.zeros(ref.shape)]           # integer products add exactly
-    a, b = _f64(call.xs[0]), _f64(call.xs[1])
+    a, b = as_f64(call.xs[0]), as_f64(call.xs[1])
     ea, eb = call.es[0], call.es[1]
     plain = {"bias": False, "scale": None, "relu": False} if "bias" in call.at else {}
 
@@ -410,7 +311,7 @@ def matmul(call: OpCall) -> list:
     if chunks > 1:
         radius += 2 * chunks * rounding.unit_roundoff(call.dtype) * mags
     if call.at.get("bias"):
-        bias = np.broadcast_to(_f64(call.xs[2]), ref.shape)
+        bias = np.broadcast_to(as_f64(call.xs[2]), ref.shape)
         radius = radius + np.broadcast_to(call.es[2], ref.shape) + 4 * rounding.unit_roundoff(
             DataType.DT_FP32) * (mags + np.abs(bias))
     if call.at.get("scale") is not None:
@@ -449,58 +350,6 @@ def _contraction(call: OpCall) -> int:
     return min(ka, kb)
 
 
-def accumulate(call: OpCall, dst: np.ndarray | None, e_dst: np.ndarray | None,
-               index_inputs: tuple[int, ...]) -> np.ndarray:
-    """Index adds and scatters with a reduction (value and in-place forms): the bounds add up
-    at each target, and repeated targets may be added in another order (gamma over the number
-    of terms that land there). `dst`/`e_dst`: the in-place form's destination before the op."""
-    ref = call.refs[0]
-    if any(call.erroneous(i) for i in index_inputs):
-        return np.full(ref.shape, INF)
-    at = call.at
-    as_sum = {"reduce": "add"} if "reduce" in at else {}
-    if "accumulate" in at:
-        as_sum = {"accumulate": True}
-
-    def with_alpha(value: float) -> dict:
-        return {"alpha": value} if "alpha" in at else {}
-
-    def with_scalar(value: float) -> dict:
-        return {"scalar": value} if "scalar" in at else {}
-
-    def run(base: np.ndarray | None, values: list, **attrs: Any) -> np.ndarray:
-        arrays = [call.xs[i] if i in index_inputs else values[i] for i in range(len(call.xs))]
-        if base is None:
-            return np.asarray(call.run(arrays, **attrs), np.float64).reshape(ref.shape)
-        target = np.array(base, np.float64)
-        with np.errstate(all="ignore"):
-            call.compute(target, arrays, dict(at, **attrs))
-        return target.reshape(ref.shape)
-
-    in_place = dst is not None
-    ones = [np.ones(np.shape(x)) for x in call.xs]
-    # terms landing on each target, the destination's own value included
-    terms = run(np.zeros(np.shape(dst)) if in_place else None, ones, **as_sum,
-                **with_alpha(1), **with_scalar(1.0)) + (1 if in_place else 0)
-    magnitude = run(np.abs(_f64(dst)) if in_place else None,
-                    [np.abs(_f64(x)) for x in call.xs], **as_sum,
-                    **with_alpha(abs(at.get("alpha", 1))),
-                    **with_scalar(abs(float(at.get("scalar", 0)))))
-    propagated = run(e_dst if in_place else None, call.es, **as_sum,
-                     **with_alpha(abs(at.get("alpha", 1))), **with_scalar(0.0))
-    center = run(_f64(dst) if in_place else None, [_f64(x) for x in call.xs])
-    precision = rounding.compute_precision(call.dtype)
-    radius = propagated + rounding.gamma(np.maximum(terms - 1, 0), precision) * magnitude
-    e = call.settle(ref, center - radius, center + radius)
-    if at.get("reduce") == "multiply":
-        # a product's bound is not a sum's: exact inputs only
-        e = np.where(propagated > 0, INF, np.where(terms > 2, INF, 0.0))
-    if call.forward:
-        return e
-    # one rounded add of exact values is the same in every execution
-    return np.where((propagated == 0) & (terms <= 2), 0.0, e)
-
-
 # The rule of every opcode that is not pointwise. Moves name their index inputs and the
 # attributes that become zero when the rule replays them on bounds.
 RULES: dict[str, Callable[[OpCall], list]] = {
@@ -527,58 +376,3 @@ RULES: dict[str, Callable[[OpCall], list]] = {
     move(c, (1,), **({"scalar": 0.0} if "scalar" in c.at else {})),
     "INDEX_ADD": lambda c: [accumulate(c, None, None, (1,))],
 }
-
-
-def write_index_inputs(call: OpCall) -> tuple[int, ...]:
-    code = call.op.opcode
-    if code in ("SCATTER_", "INDEX_ADD_"):
-        return (0,)
-    if code == "INDEX_PUT_":
-        return tuple(range(call.at["k"]))
-    return ()
-
-
-def _atomic_region(dest: np.ndarray, xs: list, at: dict) -> tuple:
-    return write_region("atomic_add adds into", xs[0], dest, at)
-
-
-def _axpy_region(dest: np.ndarray, xs: list, at: dict) -> tuple:
-    return tuple(slice(0, max(0, min(int(n), s))) for n, s in zip(at["valid"], dest.shape))
-
-
-# Writes that add into a region of their destination: how to find that region.
-ADDS_INTO = {"ATOMIC_ADD": _atomic_region, "AXPY_": _axpy_region}
-
-
-def accumulates(code: str, at: dict) -> bool:
-    """Index writes that add (or multiply) into their destination."""
-    return code == "INDEX_ADD_" or (code == "SCATTER_" and bool(at.get("reduce"))) or \
-        (code == "INDEX_PUT_" and bool(at.get("accumulate")))
-
-
-def add_into(call: OpCall, old: np.ndarray, e_old: np.ndarray) -> np.ndarray:
-    """atomic_add / axpy_ on the region they touch: R(dst + alpha * src) around the
-    reference's own sum. Atomic adds may land in another order, so each one carries the
-    rounding of its sum in the destination's dtype (summed over the adds: gamma_n of the terms,
-    as for a sum)."""
-    atomic = call.op.opcode == "ATOMIC_ADD"
-    here = dict(call.at, offsets=(0,) * old.ndim) if atomic else call.at
-    absolute = here if atomic else dict(here, alpha=abs(float(call.at["alpha"])))
-
-    def run(base: np.ndarray, src: np.ndarray, at: dict) -> np.ndarray:
-        target = np.array(base, np.float64)
-        with np.errstate(all="ignore"):
-            call.compute(target, [src], at)
-        return target
-
-    x = _f64(call.xs[0])
-    center = run(old, x, here)
-    # NOTE: the compute functions add in FP32; (1 + 2^-20) covers that rounding of the bounds
-    radius = run(e_old, call.es[0], absolute) * (1 + 2.0 ** -20)
-    if atomic:
-        magnitude = run(np.abs(_f64(old)), np.abs(x), absolute)
-        radius = radius + 2 * rounding.unit_roundoff(call.dtype) * magnitude
-    e = call.settle(call.refs[0], center - radius, center + radius)
-    touched = run(np.zeros(old.shape), np.ones(np.shape(x)), absolute) != 0
-    changed = touched if call.forward else touched & (radius > 0)
-    return np.where(changed, e, e_old)

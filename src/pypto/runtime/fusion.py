@@ -1,4 +1,4 @@
-"""Chunked execution of row-local op chains for the reference executor.
+"""Chunked execution of row-local op chains for the reference executor (on its `TensorOps`).
 
 Takes a Block's ops → `Chain`s (maximal runs of consecutive row-local ops, plus the assemble
 that writes their result, if any) that `run_chain` executes chunk by chunk over one leading
@@ -20,7 +20,7 @@ one; and the chain is big enough for chunking to pay. Otherwise its ops run one 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -31,12 +31,11 @@ from pypto.ir.program import Block
 from pypto.ir.tensor import StorageKind
 from pypto.ops.core import REGISTRY
 from pypto.ops.elementwise import POINTWISE
-from pypto.ops.shape import write_region
+from pypto.ops.writes import write_region
+from pypto.runtime.call_state import CallState
 from pypto.runtime.liveness import compound
+from pypto.runtime.tensor_ops import TensorOps
 from pypto.symbolic import Expr, reads_elements
-
-if TYPE_CHECKING:
-    from pypto.runtime.reference import ReferenceExecutor
 
 # Ops whose every output element depends only on input elements at the same index (broadcast
 # extent-1 dims aside). NOTE: CEIL_DIV is left out: its range error names the worst value of
@@ -165,9 +164,20 @@ class _Step:
         return attrs
 
 
-def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
-    """Run `chain` (and its sink) chunk by chunk; False if it does not qualify (nothing ran)."""
-    plan = _plan(ex, chain)
+@dataclass
+class Chunking:
+    """How chains are cut (the bytes of one chunk of the widest result, the smallest chain
+    worth cutting), and how many ops ran as part of a chunked chain."""
+
+    chunk_bytes: int
+    chunk_min_bytes: int
+    chunked_ops: int = 0
+
+
+def run_chain(ops: TensorOps, chunking: Chunking, chain: Chain) -> bool:
+    """Run `chain` (and its sink) chunk by chunk on `ops`' arrays; False if it does not
+    qualify (nothing ran)."""
+    plan = _plan(ops, chunking, chain)
     if plan is None:
         return False
     steps, axis, extent, rows_per_chunk, sink_fused = plan
@@ -175,14 +185,14 @@ def run_chain(ex: "ReferenceExecutor", chain: Chain) -> bool:
         _run_chunk(steps, axis, start, min(start + rows_per_chunk, extent))
     for step in steps:
         if step.full is not None:
-            ex.arrays[step.op.outputs[0].storage.id] = step.full
+            ops.state.arrays[step.op.outputs[0].storage.id] = step.full
     for buf in {id(s.buffer): s.buffer for s in steps if s.buffer is not None}.values():
-        ex.pool.give(buf)
+        ops.pool.give(buf)
     if chain.sink is not None:
         if sink_fused:
-            ex.written.add(chain.sink.outputs[0].storage.id)
+            ops.state.written.add(chain.sink.outputs[0].storage.id)
         else:
-            ex.run_op(chain.sink)
+            ops.run(chain.sink)
     return True
 
 
@@ -221,35 +231,35 @@ def _with(t: tuple[int, ...], axis: int, n: int) -> tuple[int, ...]:
     return t[:axis] + (n,) + t[axis + 1:]
 
 
-def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
+def _plan(ops: TensorOps, chunking: Chunking, chain: Chain) -> tuple | None:
     outs = [op.outputs[0] for op in chain.ops]
-    shapes = [ex.shape(v.shape) for v in outs]
+    shapes = [ops.state.shape(v.shape) for v in outs]
     axis = next((d for d in range(len(shapes[0])) if any(s[d] > 1 for s in shapes)), None)
     if axis is None:
         return None
     extent = max(s[axis] for s in shapes)
     row_bytes = max(_row_elements(s, axis) for s in shapes) * 4   # as FP32 (the compute type)
-    if extent * row_bytes < ex.chunk_min_bytes:
+    if extent * row_bytes < chunking.chunk_min_bytes:
         return None
     hoisted = _hoisted(chain.ops, shapes, axis)
     if chain.ops[-1] in hoisted:
         return None
     chunked_ops = [op for op in chain.ops if op not in hoisted]
     produced = {op.outputs[0].id for op in chunked_ops}
-    checked = _check(ex, chunked_ops, produced, axis, extent)
+    checked = _check(ops.state, chunked_ops, produced, axis, extent)
     if checked is None:
         return None
     valid_extent, valids = checked
     for op in chain.ops:
         if op in hoisted:
-            ex.run_op(op)   # computed whole; the chunks read it as a broadcast input
+            ops.run(op)   # computed whole; the chunks read it as a broadcast input
     steps: list[_Step] = []
     externals: list[np.ndarray] = []
     for op, (out_valid, in_valids) in zip(chunked_ops, valids):
         out = op.outputs[0]
-        shape = ex.shape(out.shape)
+        shape = ops.state.shape(out.shape)
         opdef = REGISTRY[op.opcode]
-        attrs = {k: ex._attr(a) for k, a in op.attrs.items()}
+        attrs = {k: ops.state.attr(a) for k, a in op.attrs.items()}
         attrs["_loc"] = op.loc
         sources, chunked = [], []
         widen = [compute_dtype(v.dtype) if opdef.widen and is_low_precision(v.dtype) else None
@@ -259,8 +269,8 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
                 sources.append((_CHAIN, v.id))
                 chunked.append(True)
                 continue
-            arr = ex.array_of(v, op)[tuple(slice(0, n) for n in valid)]
-            cut = v.rank == len(shape) and ex.shape(v.shape)[axis] != 1
+            arr = ops.state.array_of(v, op)[tuple(slice(0, n) for n in valid)]
+            cut = v.rank == len(shape) and ops.state.shape(v.shape)[axis] != 1
             sources.append((_ROWS if cut else _WHOLE, arr))
             chunked.append(cut)
             externals.append(arr)
@@ -273,16 +283,16 @@ def _plan(ex: "ReferenceExecutor", chain: Chain) -> tuple | None:
                      widen if any(w is not None for w in widen) else None, chunked, in_valids,
                      out_valid, target, use_out)
         if out.id not in chain.internal:
-            _materialise(ex, step, shape)
+            _materialise(ops, step, shape)
         steps.append(step)
-    sink_fused = chain.sink is not None and _fuse_sink(ex, chain.sink, steps[-1], externals)
-    rows = max(1, ex.chunk_bytes // row_bytes)
-    _assign_buffers(ex, steps, axis, min(rows, valid_extent))
-    ex.chunked_ops += len(chunked_ops)
+    sink_fused = chain.sink is not None and _fuse_sink(ops, chain.sink, steps[-1], externals)
+    rows = max(1, chunking.chunk_bytes // row_bytes)
+    _assign_buffers(ops, steps, axis, min(rows, valid_extent))
+    chunking.chunked_ops += len(chunked_ops)
     return steps, axis, valid_extent, rows, sink_fused
 
 
-def _assign_buffers(ex: "ReferenceExecutor", steps: list[_Step], axis: int, rows: int) -> None:
+def _assign_buffers(ops: TensorOps, steps: list[_Step], axis: int, rows: int) -> None:
     """Give each step that can compute into an array its destination rows (when contiguous)
     or a chunk buffer. A buffer whose value was last read by an earlier step, or by this one
     (elementwise ops compute in place exactly), is handed on: fewer buffers stay in cache."""
@@ -306,7 +316,7 @@ def _assign_buffers(ex: "ReferenceExecutor", steps: list[_Step], axis: int, rows
             continue
         shape = _with(step.out_valid, axis, rows)
         spare = free.get((shape, step.target))
-        step.buffer = spare.pop() if spare else ex.pool.empty(shape, step.target)
+        step.buffer = spare.pop() if spare else ops.pool.empty(shape, step.target)
         value = step.op.outputs[0].id
         if value in last_read:
             holder[value] = step.buffer
@@ -327,7 +337,7 @@ def _hoisted(ops: list[Operation], shapes: list[tuple[int, ...]], axis: int) -> 
     return hoisted
 
 
-def _check(ex: "ReferenceExecutor", ops: list[Operation], produced: set[int], axis: int,
+def _check(state: CallState, ops: list[Operation], produced: set[int], axis: int,
            extent: int) -> tuple | None:
     """(valid extent on the chunk axis, per op (output valid, input valids)) if every op can
     run chunk by chunk, else None."""
@@ -335,20 +345,20 @@ def _check(ex: "ReferenceExecutor", ops: list[Operation], produced: set[int], ax
     valids = []
     for op in ops:
         out = op.outputs[0]
-        shape = ex.shape(out.shape)
-        out_valid = ex._clip(ex.shape(out.valid_shape), shape)
+        shape = state.shape(out.shape)
+        out_valid = state.clip(state.shape(out.valid_shape), shape)
         if shape[axis] != extent or 0 in out_valid:
             return None
         if valid_extent is None:
             valid_extent = out_valid[axis]
         if out_valid[axis] != valid_extent:
             return None
-        if op.opcode in REDUCTIONS and min(ex._attr(op.attrs["dims"])) <= axis:
+        if op.opcode in REDUCTIONS and min(state.attr(op.attrs["dims"])) <= axis:
             return None
         in_valids = []
         for v in op.inputs:
-            v_shape = ex.shape(v.shape)
-            valid = ex._clip(ex.shape(v.valid_shape), v_shape)
+            v_shape = state.shape(v.shape)
+            valid = state.clip(state.shape(v.valid_shape), v_shape)
             in_valids.append(valid)
             if v.id in produced:
                 continue
@@ -369,23 +379,23 @@ def _row_elements(shape: tuple[int, ...], axis: int) -> int:
     return n
 
 
-def _materialise(ex: "ReferenceExecutor", step: _Step, shape: tuple[int, ...]) -> None:
+def _materialise(ops: TensorOps, step: _Step, shape: tuple[int, ...]) -> None:
     """Give the step a whole-tensor result (zero outside the valid region) to fill."""
-    pool = ex.pool
+    pool = ops.pool
     step.full = (pool.empty if step.out_valid == shape else pool.zeros)(shape, step.target)
     step.dests.append(step.full[tuple(slice(0, n) for n in step.out_valid)])
 
 
-def _fuse_sink(ex: "ReferenceExecutor", sink: Operation, last: _Step,
+def _fuse_sink(ops: TensorOps, sink: Operation, last: _Step,
                externals: list[np.ndarray]) -> bool:
     """Point the last step at the assemble's destination region, unless that region may
     overlap an input of the chain (then the assemble runs afterwards, on the whole result)."""
-    dst = ex._destination(sink.outputs[0], sink)
+    dst = ops.state.destination(sink.outputs[0], sink)
     if any(np.may_share_memory(dst, a) for a in externals):
         if last.full is None:
-            _materialise(ex, last, ex.shape(last.op.outputs[0].shape))
+            _materialise(ops, last, ops.state.shape(last.op.outputs[0].shape))
         return False
-    attrs = {k: ex._attr(a) for k, a in sink.attrs.items()}
+    attrs = {k: ops.state.attr(a) for k, a in sink.attrs.items()}
     attrs["_loc"] = sink.loc
     src = np.broadcast_to(np.zeros((), last.target), last.out_valid)
     # the destination first: computing straight into it saves a copy

@@ -22,7 +22,8 @@ from pypto.passes.tile_graph import TileOp
 from pypto.passes.untiled import untiled, whole_label
 from pypto.runtime import batching
 from pypto.runtime.extent_checks import BlockChecks
-from pypto.runtime.stitch import SlotFacts, slot_facts
+from pypto.runtime.liveness import SpareBuffers
+from pypto.runtime.slot_facts import SlotFacts, slot_facts
 from pypto.runtime.task_cost import CallCost, operand_hints
 from pypto.runtime.window_code import (op_windows, regions_of, root_window_arrays,
                                        root_windows, window_exprs)
@@ -35,14 +36,11 @@ class ExecutionPlan:
     def __init__(self, compiled: CompiledProgram):
         self.compiled = compiled
         self.program = compiled.program
-        # NOTE: whole-value result buffers kept from one run to the next, (shape, dtype) ->
-        # arrays (TileExecutor._keep_spares bounds them): a warm call computes its large
-        # results in them instead of page-faulting fresh memory
-        self.spares: dict[tuple, list] = {}
-        # Expr -> its generated function (ReferenceExecutor.ev)
+        # whole-value result buffers kept from one run to the next (liveness.SpareBuffers)
+        self.spares = SpareBuffers()
+        # Expr -> its generated function (CallState.ev)
         self.expr_functions: dict[Expr, Callable[..., int]] = {}
-        # id(tile op) -> its attributes when none is symbolic (TileNumerics._attrs)
-        self.static_attrs: dict[int, dict] = {}
+        self._static_attrs: dict[int, dict | None] = {}   # id(tile op) -> `static_attrs`
         # id(tile op) -> its window function (window_code.op_windows)
         self.op_window_functions: dict[int, Callable[..., tuple]] = {}
         self._roots: dict[str, RootPlan] = {}
@@ -54,6 +52,16 @@ class ExecutionPlan:
     def expr_function(self, e: Expr) -> Callable[..., int]:
         fn = self.expr_functions[e] = expr_function(e)
         return fn
+
+    def static_attrs(self, op: TileOp) -> dict | None:
+        """The tile op's attributes (its tensor op's, then its own) when none is symbolic (the
+        same for every run: a copy is the caller's to change), else None."""
+        key = id(op)
+        if key not in self._static_attrs:
+            attrs = {**op.src.attrs, **op.attrs}
+            self._static_attrs[key] = None if any(map(_has_expr, attrs.values())) else attrs
+        found = self._static_attrs[key]
+        return dict(found) if found is not None else None
 
     def op_windows(self, op: TileOp) -> Callable[..., tuple]:
         fn = self.op_window_functions[id(op)] = op_windows(op)
@@ -147,7 +155,7 @@ class RootPlan:
         first: dict[tuple, CallOp] = {}
         self.cost_class = [first.setdefault(_cost_signature(c), c) for c in calls]
         # batch shapes of rigid groups, by (first call, vkey): valid for any bindings
-        self.batches: dict[tuple, list] = {}
+        self._batches: dict[tuple, list] = {}
         self._windows = root_windows(calls)
         # whether instances can be made in bulk (runtime.bulk_instances): every call op one
         # row, call op i at place i
@@ -155,6 +163,18 @@ class RootPlan:
             c.index == i for i, c in enumerate(calls))
         self._bulk_names: tuple[str, ...] | None = None
         self._window_arrays = None
+
+    def batch_shape(self, key: tuple | None, make: Callable[[], list]) -> list:
+        """The batch shape of a rigid group by `key` ((first call, vkey); None: not kept),
+        made by `make` on first need (runtime/batching.py)."""
+        shape = self._batches.get(key) if key is not None else None
+        if shape is None:
+            shape = make()
+            if key is not None:
+                if len(self._batches) >= batching.MAX_CACHED:
+                    self._batches.clear()
+                self._batches[key] = shape
+        return shape
 
     @property
     def bulk_names(self) -> tuple[str, ...]:
@@ -214,3 +234,8 @@ def _operands(call: CallOp) -> tuple[list, list]:
             seen_out.add(op.output.value.id)
             outs.append(op.output.value)
     return operand_hints(ins), operand_hints(outs)
+
+
+def _has_expr(x: object) -> bool:
+    """Whether an attribute is, or holds in lists and tuples, a symbolic expression."""
+    return isinstance(x, Expr) or (isinstance(x, (list, tuple)) and any(map(_has_expr, x)))

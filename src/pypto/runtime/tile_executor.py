@@ -1,8 +1,10 @@
 """The tile executor: runs each root-function instance call op by call op, tile op by tile op.
 
-Same control walk as the reference executor; what differs is a block: its call ops run in
-dependency order, each with its own local buffers (the numerics: runtime/tile_numerics.py),
-and each makes a task for the stitcher, charged by runtime/task_cost.py.
+Same control walk as the reference executor (runtime/control_walk.py, over the call's
+runtime/call_state.py), held, not inherited: what differs is a block. Its call ops run in
+dependency order, each with its own local buffers (the numerics: runtime/tile_numerics.py; an
+op with no tile rule runs as the tensor op, runtime/tensor_ops.py), and each makes a task for
+the stitcher, charged by runtime/task_cost.py.
 
 Per-instance work is kept to what differs between instances: what every instance of a root
 function shares (its steps, one generated function evaluating all its windows, the shapes of
@@ -13,6 +15,7 @@ share one `CallCost`; runs of isomorphic independent calls compute as one batch
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import numpy as np
 
@@ -26,14 +29,17 @@ from pypto.machine.task_table import TaskDetail
 from pypto.passes.functions import CallOp
 from pypto.passes.tile_graph import TileOp
 from pypto.runtime import blas, bulk_instances
-from pypto.runtime.batching import MAX_CACHED, batch_shape
-from pypto.runtime.liveness import EXPRESSION_READER, storage_users
+from pypto.runtime.batching import batch_shape
+from pypto.runtime.call_state import CallState
+from pypto.runtime.control_walk import ControlWalk
+from pypto.runtime.liveness import EXPRESSION_READER, BufferPool, storage_users
 from pypto.runtime.plan import CallFacts, ExecutionPlan, RootPlan
 from pypto.runtime.stitch import Stitcher
 from pypto.runtime.task_cost import CallCost, add_whole_op
+from pypto.runtime.tensor_ops import TensorOps
 from pypto.runtime.tile_numerics import TileNumerics
 from pypto.runtime.window_code import window_exprs
-from pypto.symbolic import Expr, free_symbols, raise_evaluation_error, reads_elements
+from pypto.symbolic import raise_evaluation_error
 
 
 def _task_ids(ids: dict, calls: list[int]) -> list[int]:
@@ -71,7 +77,7 @@ def timing_only_possible(program: Program) -> str | None:
     return None
 
 
-class TileExecutor(TileNumerics):
+class TileExecutor:
     """Executes a compiled program at tile level (the default executor).
 
     NOTE: consecutive call ops of one leaf function with no dependency between them (e.g. the
@@ -88,11 +94,24 @@ class TileExecutor(TileNumerics):
     batch = True
     bulk = True   # timing-only instances made in bulk (runtime/bulk_instances.py); tests: False
 
+    batch = True
+    bulk = True   # timing-only instances made in bulk (runtime/bulk_instances.py); tests: False
+    # a planted fault (pypto.testing.faults): sees every tile result and may spoil one
+    fault = None
+
     def __init__(self, plan: ExecutionPlan, bindings: dict[str, int],
                  arg_arrays: dict[int, np.ndarray], stitcher: Stitcher | None = None,
                  numerics: bool = True):
-        super().__init__(plan, bindings, arg_arrays)
+        self.plan = plan
+        self.program = plan.program
         compiled = self.compiled = plan.compiled
+        # NOTE: shapes that depend on the bindings only (a parameter's dynamic dims, and
+        # constants; not loop indices or tensor elements) are evaluated once per run
+        self.state = CallState(plan, bindings, arg_arrays, bound=frozenset(bindings))
+        self.env = self.state.env
+        self.tiles = TileNumerics(self.state, plan, self.fault)
+        self.ops = TensorOps(self.state, BufferPool())   # whole ops, as the tensor op
+        self.block_instances: Counter[str] = Counter()
         self.numerics = numerics
         self.calls_run = 0
         self.calls_batched = 0   # calls whose numerics ran as part of a batch
@@ -101,8 +120,6 @@ class TileExecutor(TileNumerics):
         self._uncached = frozenset(s for s, policies in compiled.program.cache_policies.items()
                                    if policies.get(int(CachePolicy.NONE_CACHEABLE)))
         self._op_windows = plan.op_window_functions
-        self._bound = frozenset(bindings)
-        self._shapes: dict[int, tuple[int, ...]] = {}
         # NOTE: per run (shapes and layouts depend on the bindings): what every task of a call
         # op with the same valid extents is charged
         self._call_costs: dict[tuple, CallCost] = {}
@@ -110,34 +127,26 @@ class TileExecutor(TileNumerics):
                                               self._bulk_template, self._explain) \
             if self.bulk and not numerics and stitcher is not None and stitcher.defers else None
 
-    def shape(self, dims: tuple[Expr, ...]) -> tuple[int, ...]:
-        # NOTE: dims that depend on the bindings only (a parameter's dynamic dims, as well as
-        # constants; not loop indices or tensor elements) are evaluated once per run: tasks
-        # ask for the same few shapes all along
-        key = id(dims)
-        found = self._shapes.get(key)
-        if found is None:
-            found = super().shape(dims)
-            if all(free_symbols(d) <= self._bound and not reads_elements(d) for d in dims):
-                self._shapes[key] = found
-        return found
+    @property
+    def arrays(self) -> dict[int, np.ndarray]:
+        """Storage id -> its array (the caller's for the parameters)."""
+        return self.state.arrays
 
     def run(self) -> None:
         # NOTE: tile-sized matmuls run fastest on one BLAS thread (runtime/blas.py)
         try:
             with gc_paused(), blas.single_threaded():
-                super().run()
+                ControlWalk(self.state, self._run_block, self._before_loop).run()
         except PyptoRuntimeError:
             if self._defers is not None:   # an error of a deferred instance came first
                 self.stitcher.settle()
             raise
         finally:
-            self._keep_spares()
+            self.tiles.keep_spares()
 
-    def run_loop(self, loop: Loop) -> None:
+    def _before_loop(self, loop: Loop) -> None:
         if loop.submit_before_loop and self.stitcher is not None:
             self.stitcher.flush()  # the work so far is submitted before the loop starts
-        super().run_loop(loop)
 
     def _run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
@@ -177,7 +186,7 @@ class TileExecutor(TileNumerics):
                 self._finish(call, task, ids)
                 continue
             if self.numerics:
-                self._numerics(call.ops, windows[start], escaping, plan.facts[start].deaths)
+                self.tiles.run(call.ops, windows[start], escaping, plan.facts[start].deaths)
             if self.stitcher is not None and self.stitcher.rows is not None:
                 self._add_row(plan, start, call, windows[start], call_keys[start], escaping,
                               instance, ids)
@@ -195,7 +204,7 @@ class TileExecutor(TileNumerics):
         grid's index symbols bound to the tile's position); what waits for the call waits
         for all of them."""
         grid = call.grid
-        counts = [max(0, self.ev(c)) for c in grid.counts]
+        counts = [max(0, self.state.ev(c)) for c in grid.counts]
         values = self.env.values
         made = []
         for index in itertools.product(*(range(n) for n in counts)):
@@ -318,7 +327,7 @@ class TileExecutor(TileNumerics):
             tasks.append(task)
         for first, end, ops, wins, deaths in (self._batch_runs(plan, start, group, windows,
                                                                vkey) if self.numerics else ()):
-            self._numerics(ops, wins, escaping, deaths)
+            self.tiles.run(ops, wins, escaping, deaths)
             if end - first > 1:
                 self.calls_batched += end - first
         if not as_rows:
@@ -334,14 +343,8 @@ class TileExecutor(TileNumerics):
         the valid extents only; they are worked out once per `vkey` and reused with this
         instance's offsets (the unions start where the run's first call does)."""
         key = (start, vkey) if vkey is not None and start in plan.rigid else None
-        shape = plan.batches.get(key) if key is not None else None
-        if shape is None:
-            dims = [self._attrs(op).get("dims", ()) for op in group[0].ops]
-            shape = batch_shape(group, windows, dims)
-            if key is not None:
-                if len(plan.batches) >= MAX_CACHED:
-                    plan.batches.clear()
-                plan.batches[key] = shape
+        shape = plan.batch_shape(key, lambda: batch_shape(
+            group, windows, [self.tiles.attrs(op).get("dims", ()) for op in group[0].ops]))
         runs = []
         for first, end, batch in shape:
             if batch is None:
@@ -371,30 +374,30 @@ class TileExecutor(TileNumerics):
         for op in call.ops:
             if op.kind == "whole":
                 if self.numerics:
-                    self.run_op(op.src)
+                    self.ops.run(op.src)
                 if task is not None:
                     self._charge_whole(task, op)
                 continue
             windows = self._windows(op)
             if self.numerics and op.kind == "copy_out":
-                self._copy_out(op, local, windows)
+                self.tiles.copy_out(op, local, windows)
             elif self.numerics:
-                self._compute(op, local, escaping, windows, dirty)
+                self.tiles.compute(op, local, escaping, windows, dirty)
             if task is not None:
                 CallCost([op], [windows], escaping, spec, self._value_shape,
                          shared).apply(task, [windows])
-        self._release(local, dirty, list(local))
+        self.tiles.release(local, dirty, list(local))
 
     def _value_shape(self, v) -> tuple[int, ...]:
-        return self.shape(v.shape)
+        return self.state.shape(v.shape)
 
     def _charge_whole(self, task: SimTask, op: TileOp) -> None:
         if op.src.opcode == "RESHAPE" and op.src.attrs.get("inplace"):
             return  # the output aliases the input's storage: no data moves (an empty task)
 
         def access(v):
-            shape = self.shape(v.shape)
-            valid = self._clip(self.shape(v.valid_shape), shape)
+            shape = self.state.shape(v.shape)
+            valid = self.state.clip(self.state.shape(v.valid_shape), shape)
             acc = (v.storage.id, tuple(0 for _ in valid), valid)
             return (acc, (shape, bytes_of(v.dtype))), float(np.prod(valid)) * bytes_of(v.dtype)
         reads = [access(v) for v in op.src.inputs]

@@ -9,15 +9,16 @@ executor.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pypto.dtypes import compute_dtype, is_low_precision, to_numpy
 from pypto.errors import PyptoRuntimeError
 from pypto.ops.core import REGISTRY
 from pypto.passes.tile_graph import Region, TileOp
+from pypto.runtime.call_state import CallState
 from pypto.runtime.plan import ExecutionPlan
-from pypto.runtime.reference import ReferenceExecutor
-from pypto.symbolic import Expr
 
 
 # NOTE: whole-value result buffers outlive a run, up to this many bytes per compiled program:
@@ -26,45 +27,34 @@ from pypto.symbolic import Expr
 _SPARE_BYTES = 64 << 20
 
 
-class TileNumerics(ReferenceExecutor):
-    """The numerics of tile ops, with their buffers: a pool of zeroed local buffers and the
-    plan's spare result buffers."""
+class TileNumerics:
+    """The numerics of tile ops on one call's state, with their buffers: a pool of zeroed
+    local buffers and the plan's spare result buffers. The tile executor holds one.
+    `fault` (pypto.testing.faults) sees every tile result and may spoil one, so the tests can
+    prove the executors' cross-check catches that kind of bug."""
 
-    # a planted fault (pypto.testing.faults): sees every tile result and may spoil one, so the
-    # tests can prove the executors' cross-check catches that kind of bug
-    fault = None
-
-    def __init__(self, plan: ExecutionPlan, bindings: dict[str, int],
-                 arg_arrays: dict[int, np.ndarray]):
-        super().__init__(plan, bindings, arg_arrays)
+    def __init__(self, state: CallState, plan: ExecutionPlan, fault: Any = None):
+        self.state, self.plan, self.fault = state, plan, fault
         # NOTE: local buffers are full-shape and zero outside what the task wrote. Allocating
         # them per task cost 0.5 ms each at 1024x4096 (np.zeros of 16 MB, 7 per softmax task);
         # instead each task takes them from a pool and zeroes only the windows it wrote.
         self._pool: dict[tuple, list[np.ndarray]] = {}
         # NOTE: whole-value results whose last reader ran: an op that accepts an output buffer
-        # computes its next whole result of that shape in one (no page faults, see _compute);
+        # computes its next whole result of that shape in one (no page faults, see compute);
         # kept for the next run of the program too (see _SPARE_BYTES)
-        self._spares: dict[tuple, list[np.ndarray]] = plan.spares
-        self._static_attrs = plan.static_attrs
+        self._spares = plan.spares
         # NOTE: per-run caches (shapes and layouts depend on the bindings): the static facts
         # of each tile op's numerics, and the numpy index of each window
         self._op_runs: dict[int, _OpRun] = {}
         self._cuts: dict[tuple, tuple] = {}
         self._boxes: dict[tuple, tuple] = {}
 
-    def _keep_spares(self) -> None:
+    def keep_spares(self) -> None:
         """Keep at most _SPARE_BYTES of spare result buffers for the next run."""
-        budget = _SPARE_BYTES
-        for arrays in self._spares.values():
-            kept = []
-            for a in arrays:
-                if a.nbytes <= budget:
-                    kept.append(a)
-                    budget -= a.nbytes
-            arrays[:] = kept
+        self._spares.trim(_SPARE_BYTES)
 
-    def _numerics(self, ops: list, windows: list, escaping: set[int],
-                  deaths: list | None = None) -> None:
+    def run(self, ops: list, windows: list, escaping: set[int],
+            deaths: list | None = None) -> None:
         """Run tile ops with one set of local buffers; `deaths[k]`: the local values nothing
         after op k reads, released right after it (their memory is then reused: a fresh
         16 MB buffer costs more in page faults than the arithmetic that fills it)."""
@@ -72,14 +62,14 @@ class TileNumerics(ReferenceExecutor):
         dirty: dict[int, list] = {}
         for k, (op, w) in enumerate(zip(ops, windows)):
             if op.kind == "copy_out":
-                self._copy_out(op, local, w)
+                self.copy_out(op, local, w)
             else:
-                self._compute(op, local, escaping, w, dirty)
+                self.compute(op, local, escaping, w, dirty)
             if deaths is not None and deaths[k]:
-                self._release(local, dirty, deaths[k])
-        self._release(local, dirty, list(local))
+                self.release(local, dirty, deaths[k])
+        self.release(local, dirty, list(local))
 
-    def _release(self, local: dict, dirty: dict, vids: list) -> None:
+    def release(self, local: dict, dirty: dict, vids: list) -> None:
         """Give up local values `vids`: pooled buffers are zeroed where written and pooled."""
         for vid in vids:
             arr = local.pop(vid, None)
@@ -87,7 +77,7 @@ class TileNumerics(ReferenceExecutor):
                 continue
             windows = dirty.pop(vid, ())
             if windows is None:   # a whole result: the next one of its shape is computed in it
-                self._spares.setdefault((arr.shape, arr.dtype), []).append(arr)
+                self._spares.give(arr)
                 continue
             for window in windows:
                 arr[window] = 0
@@ -114,7 +104,8 @@ class TileNumerics(ReferenceExecutor):
 
     def _read(self, region: Region, from_local: bool, local: dict, op: TileOp,
               offs: tuple[int, ...], valid: tuple[int, ...]) -> np.ndarray:
-        arr = local[region.value.id] if from_local else self.array_of(region.value, op.src)
+        arr = local[region.value.id] if from_local else \
+            self.state.array_of(region.value, op.src)
         cut = self._cuts.get((offs, valid, arr.shape)) or self._cut(offs, valid, arr.shape)
         got = arr[cut[0]]
         if not cut[1]:  # a view reaching past the physical edge reads zeros
@@ -129,34 +120,27 @@ class TileNumerics(ReferenceExecutor):
         v = region.value
         arr = local.get(v.id)
         if arr is None:
-            shape, dtype = self.shape(v.shape), np.dtype(to_numpy(v.dtype))
+            shape, dtype = self.state.shape(v.shape), np.dtype(to_numpy(v.dtype))
             free = self._pool.get((shape, dtype))
             arr = free.pop() if free else np.zeros(shape, dtype=dtype)
             local[v.id] = arr
         return arr
 
-    def _gm(self, region: Region) -> np.ndarray:
-        v = region.value
-        s = v.storage
-        arr = self.arrays.get(s.id)
-        if arr is None:
-            arr = self.arrays[s.id] = np.zeros(self.shape(s.shape), dtype=to_numpy(s.dtype))
-        return self.array_of(v, None)
-
-    def _attrs(self, op: TileOp) -> dict:
+    def attrs(self, op: TileOp) -> dict:
         """The tile op's attributes (its tensor op's, then its own) with expressions
-        evaluated; kept in the plan when none is symbolic."""
-        static = self._static_attrs.get(id(op))
+        evaluated (the plan keeps them when none is symbolic)."""
+        static = self.plan.static_attrs(op)
         if static is not None:
-            return dict(static)
-        attrs = {k: self._attr(a) for k, a in op.src.attrs.items()}
-        attrs.update({k: self._attr(a) for k, a in op.attrs.items()})
-        if not any(_has_expr(a) for a in list(op.src.attrs.values()) + list(op.attrs.values())):
-            self._static_attrs[id(op)] = dict(attrs)
+            return static
+        attr = self.state.attr
+        attrs = {k: attr(a) for k, a in op.src.attrs.items()}
+        attrs.update({k: attr(a) for k, a in op.attrs.items()})
         return attrs
 
-    def _compute(self, op: TileOp, local: dict, escaping: set[int], windows: tuple,
-                 dirty: dict) -> None:
+    def compute(self, op: TileOp, local: dict, escaping: set[int], windows: tuple,
+                dirty: dict) -> None:
+        """One compute tile op: its result into the task's local buffer (and GM when other
+        tasks read it)."""
         run = self._op_runs.get(id(op))
         if run is None:
             run = self._op_runs[id(op)] = _OpRun(op)
@@ -164,49 +148,61 @@ class TileNumerics(ReferenceExecutor):
         for r, from_local, (offs, valid), widen in zip(op.inputs, op.local_inputs, windows,
                                                        run.widen):
             a = self._read(r, from_local, local, op, offs, valid)
-            if widen is not None:
-                a = a.astype(widen)
-            arrays.append(a)
+            arrays.append(a.astype(widen) if widen is not None else a)
         out = op.output
-        vid = out.value.id
         offs, out_valid = windows[-1]
-        static = self._static_attrs.get(id(op))
-        attrs = dict(static) if static is not None else self._attrs(op)
+        attrs = self.attrs(op)
         attrs["_in_valid"] = [a.shape for a in arrays]
         attrs["_out_valid"] = out_valid
         attrs["_loc"] = op.src.loc
-        whole = vid not in local and not any(offs) and out_valid == self.shape(out.value.shape)
+        whole = out.value.id not in local and not any(offs) \
+            and out_valid == self.state.shape(out.value.shape)
+        result = self._result(op, run, arrays, attrs, whole)
+        if self.fault is not None:
+            result = self.fault.apply(op, arrays, attrs, result, offs,
+                                      self.state.shape(out.value.shape), run.compute)
+        self._keep(op, result, arrays, local, dirty, whole, offs, out_valid)
+        if out.value.id in escaping:
+            self.state.gm(out.value)[self._box(offs, out_valid)] = result
+
+    def _result(self, op: TileOp, run: "_OpRun", arrays: list, attrs: dict,
+                whole: bool) -> np.ndarray:
+        """The tile op's result, of its valid extents and stored type."""
+        out_valid = attrs["_out_valid"]
         spare = None
         if 0 in out_valid:
             result = np.zeros(out_valid, dtype=run.target)
         else:
             if whole and run.accepts_out:
-                free = self._spares.get((out_valid, run.target))
-                if free:
-                    spare = attrs["_out"] = free.pop()
+                spare = self._spares.take(out_valid, run.target)
+                if spare is not None:
+                    attrs["_out"] = spare
             result = run.compute(arrays, attrs)
             if op.kind == "combine" and "mean_count" in attrs:
                 result = np.asarray(result) / np.float32(attrs["mean_count"])
             if type(result) is not np.ndarray:
                 result = np.asarray(result)
         if spare is not None and result is not spare:
-            self._spares[(out_valid, run.target)].append(spare)
+            self._spares.give(spare)
         if result.shape != out_valid:
             raise PyptoRuntimeError(f"internal: tile {op.opcode} produced {list(result.shape)}"
                                     f", expected {list(out_valid)}", op.src.loc)
         if result.dtype != run.target:
             with np.errstate(all="ignore"):
                 result = result.astype(run.target)
-        if self.fault is not None:
-            result = self.fault.apply(op, arrays, attrs, result, offs,
-                                      self.shape(out.value.shape), run.compute)
+        return result
+
+    def _keep(self, op: TileOp, result: np.ndarray, arrays: list, local: dict, dirty: dict,
+              whole: bool, offs: tuple[int, ...], out_valid: tuple[int, ...]) -> None:
+        """`result` into the task's local buffer of the op's output."""
+        out, vid = op.output, op.output.value.id
         window = self._boxes.get((offs, out_valid)) or self._box(offs, out_valid)
         if whole and result.flags.owndata and result.flags.c_contiguous \
                 and not any(np.may_share_memory(result, a) for a in arrays):
             # NOTE: a fresh result covering the whole value (a batch over all its tiles)
             # becomes the local buffer itself instead of being copied into a pooled one
             local[vid] = result
-            dirty[vid] = None   # a spare once released (see _release)
+            dirty[vid] = None   # a spare once released (see release)
         else:
             target = local.get(vid)
             if target is None:
@@ -215,19 +211,17 @@ class TileNumerics(ReferenceExecutor):
             written = dirty.setdefault(vid, [])
             if written is not None:
                 written.append(window)
-        if vid in escaping:
-            self._gm(out)[window] = result
 
-    def _copy_out(self, op: TileOp, local: dict, windows: tuple) -> None:
+    def copy_out(self, op: TileOp, local: dict, windows: tuple) -> None:
+        """A copy-out tile op: the task's local value assembled into its GM destination."""
         data = self._read(op.inputs[0], op.local_inputs[0], local, op, *windows[0])
         if is_low_precision(op.inputs[0].value.dtype) and data.dtype != to_numpy(
                 op.inputs[0].value.dtype):
             data = data.astype(to_numpy(op.inputs[0].value.dtype))
-        dst = self._destination(op.output.value, op.src)
+        dst = self.state.destination(op.output.value, op.src)
         offsets = windows[1][0]
         REGISTRY["ASSEMBLE"].compute(dst, [data], {"offsets": offsets, "_loc": op.src.loc})
-        self.written.add(op.output.value.storage.id)
-
+        self.state.written.add(op.output.value.storage.id)
 
 
 class _OpRun:
@@ -245,8 +239,3 @@ class _OpRun:
                            if opdef.widen and is_low_precision(r.value.dtype) else None
                            for r in op.inputs)
         self.target = to_numpy(op.output.value.dtype)
-
-
-def _has_expr(x: object) -> bool:
-    """Whether an attribute is, or holds in lists and tuples, a symbolic expression."""
-    return isinstance(x, Expr) or (isinstance(x, (list, tuple)) and any(map(_has_expr, x)))
