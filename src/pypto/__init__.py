@@ -47,10 +47,11 @@ from pypto.frontend.tensor import STATIC as STATIC
 from pypto.frontend.tensor import StatusType as StatusType
 from pypto.frontend.tensor import Tensor as Tensor
 from pypto.frontend.tensor import TensorAnnotation as TensorAnnotation
+from pypto.frontend.tensor_methods import TensorMethods as _TensorMethods
 from pypto.ir.tensor import TileOpFormat as TileOpFormat
 from pypto.ops.cast import CastMode as CastMode
 from pypto.ops.cast import SaturationMode as SaturationMode
-from pypto.ops.elementwise import Element as Element
+from pypto.ops.scalars import Element as Element
 from pypto.ops.public import cast as cast
 from pypto.ops.public import arange as arange
 from pypto.ops.public import full as full
@@ -228,7 +229,7 @@ from pypto._version import __version__ as __version__
 
 # Every public function and every Tensor / SymbolicScalar method is an entry point: a PyptoError
 # raised below it shows the user's frames and this one entry frame, not the library's internals.
-_user_facing_namespace(globals(), (Tensor, SymbolicScalar))
+_user_facing_namespace(globals(), (Tensor, _TensorMethods, SymbolicScalar))
 _user_facing_namespace(vars(experimental))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from pypto.dtypes import DataType
 from pypto.errors import PyptoTypeError, PyptoValueError
-from pypto.frontend import options as _opt
+from pypto.frontend.tracer import require_tracer
 from pypto.frontend.options import get_operation_options as get_operation_options
 from pypto.frontend.options import set_operation_options as set_operation_options
 from pypto.frontend.tensor import Tensor
@@ -39,7 +39,7 @@ def _fp32_2d(op: str, t: Any, what: str) -> TensorValue:
 
 def _dim0_in_one_tile(op: str, v: TensorValue, what: str) -> None:
     """PyPTO does not split dim 0 of these ops: it must fit in the vector tile's dim 0."""
-    tile = _opt.lookup("vec_tile_shapes")
+    tile = require_tracer(op).tile().vec
     rows = v.shape[0]
     if tile is not None and len(tile) == 2 and isinstance(rows, Const) and rows.value > tile[0]:
         raise PyptoValueError(f"{op}: dim 0 of {what} ({rows.value}) is split by the vector "
@@ -62,8 +62,9 @@ def online_softmax(scores: Any, scale: float) -> tuple[Tensor, Tensor, Tensor]:
     The exponentials are not normalised; merge blocks with `online_softmax_update` and divide
     by the final sum. Needs a rank-2 vector TileShape whose dim 0 is at least k_len."""
     from pypto.ops.cast import cast
-    from pypto.ops.elementwise import exp, mul, sub
+    from pypto.ops.elementwise import mul, sub
     from pypto.ops.reduce import amax, sum
+    from pypto.ops.unary import exp
     op = "online_softmax"
     v = _fp32_2d(op, scores, "scores")
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
@@ -91,7 +92,8 @@ def online_softmax_update(previous_max: Any, previous_sum: Any, previous_output:
 
     each step rounded once in FP32. A column whose two maxima are both -inf gives NaN. Needs a
     rank-2 vector TileShape whose dim 0 is at least head_dim."""
-    from pypto.ops.elementwise import add, exp, maximum, mul, sub
+    from pypto.ops.elementwise import add, maximum, mul, sub
+    from pypto.ops.unary import exp
     op = "online_softmax_update"
     names = ("previous_max", "previous_sum", "previous_output", "current_max", "current_sum",
              "current_output")
@@ -161,8 +163,9 @@ def transposed_batchmatmul(tensor_a: Any, tensor_b: Any, out_dtype: DataType) ->
     if a.shape[2] != b.shape[1]:
         raise PyptoValueError(f"{op}: K of tensor_a (dim 2, {a.shape[2]!r}) != K of tensor_b "
                               f"(dim 1, {b.shape[1]!r})")
-    check_cube_tile(op)
-    check_cube_alignment(a.dtype)
+    cube = require_tracer(op).tile().cube
+    check_cube_tile(op, cube)
+    check_cube_alignment(a.dtype, cube)
     shape = (a.shape[0], a.shape[1], b.shape[2])
     valid = (a.valid_shape[0], binary("min", a.valid_shape[1], b.valid_shape[0]),
              b.valid_shape[2])

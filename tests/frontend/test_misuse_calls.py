@@ -643,7 +643,7 @@ def _public_callables():
             yield f"pypto.{name}", value
     for name in ("jit", "function", "dynamic"):
         yield f"pypto.frontend.{name}", getattr(pypto.frontend, name)
-    for cls in (pypto.Tensor, pypto.SymbolicScalar):
+    for cls in (*pypto.Tensor.__mro__[:-1], pypto.SymbolicScalar):   # (its op methods: a base)
         for name, member in vars(cls).items():
             if name.startswith("_") and name not in (
                     "__init__", "__add__", "__getitem__", "__setitem__", "__bool__",

@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 from pypto import _config
 from pypto.enums import CachePolicy
 from pypto.errors import PyptoError, PyptoTypeError, PyptoValueError
+from pypto.frontend.tile_shapes import canonical_cube_tile, canonical_vec_tile
 
 # the call each call-site kind overrides (for messages)
 SITE_CALLS = {"vec_tile": "set_vec_tile_shapes", "cube_tile": "set_cube_tile_shapes",
@@ -181,7 +182,6 @@ def _named(e: PyptoError, address: str) -> PyptoError:
 
 
 def _tile(kind: str, value: Any) -> Any:
-    from pypto.frontend.options import canonical_cube_tile, canonical_vec_tile
     if kind == "vec_tile":
         return canonical_vec_tile(value if isinstance(value, (list, tuple)) else (value,))
     if not isinstance(value, (list, tuple)) or len(value) not in (3, 4):

@@ -17,10 +17,10 @@ import functools
 from typing import Any
 
 from pypto import _config
-from pypto.errors import PyptoTypeError, PyptoValueError, user_facing
+from pypto.errors import PyptoTypeError, user_facing
 from pypto.frontend import knobs
+from pypto.frontend.tile_shapes import canonical_cube_tile, canonical_vec_tile, concrete_int
 from pypto.ir.operation import CubeTile
-from pypto.symbolic import SymbolicScalar
 
 
 class Scope:
@@ -72,54 +72,6 @@ def snapshot() -> dict[str, Any]:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Canonicalisation of the lenient user specs (done once, here)
-
-def _concrete_int(v: Any, what: str) -> int:
-    if isinstance(v, SymbolicScalar):
-        v = v.concrete()
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise PyptoTypeError(f"{what} must be an int, got {type(v).__name__} {v!r}")
-    return v
-
-
-def canonical_vec_tile(shapes: Any) -> tuple[int, ...]:
-    if len(shapes) == 1 and isinstance(shapes[0], (list, tuple)):
-        shapes = tuple(shapes[0])
-    dims = tuple(_concrete_int(s, f"vec tile dim {i}") for i, s in enumerate(shapes))
-    if not 1 <= len(dims) <= 6:
-        raise PyptoValueError(f"set_vec_tile_shapes takes 1 to 6 sizes, got {len(dims)}")
-    for i, d in enumerate(dims):
-        if d <= 0:
-            raise PyptoValueError(f"vec tile dim {i} must be > 0, got {d} in {list(dims)}")
-    return dims
-
-
-def canonical_cube_tile(m: Any, k: Any, n: Any, enable_split_k: Any = False) -> CubeTile:
-    def pair(v: Any, name: str, lengths: tuple[int, ...]) -> tuple[int, ...]:
-        if not isinstance(v, (list, tuple)) or len(v) not in lengths:
-            want = " or ".join(str(x) for x in lengths)
-            raise PyptoValueError(f"cube tile '{name}' must be a list of {want} ints "
-                                  f"[{name}L0, {name}L1], got {v!r}")
-        vals = tuple(_concrete_int(x, f"cube tile {name}[{i}]") for i, x in enumerate(v))
-        if any(x <= 0 for x in vals):
-            raise PyptoValueError(f"cube tile '{name}' sizes must be > 0, got {list(vals)}")
-        l0 = vals[0]
-        for l1 in vals[1:]:
-            if l0 > l1 or l1 % l0:
-                raise PyptoValueError(
-                    f"cube tile '{name}' = {list(vals)}: L0 must be <= L1 and divide it "
-                    f"(e.g. [{l0}, {max(l0, l1 - l1 % l0)}])")
-        return vals
-
-    mm, kk, nn = pair(m, "m", (2,)), pair(k, "k", (2, 3)), pair(n, "n", (2,))
-    if len(kk) == 2:
-        kk = (kk[0], kk[1], kk[1])
-    if not isinstance(enable_split_k, (bool, int)):
-        raise PyptoTypeError(f"enable_split_k must be a bool, got {enable_split_k!r}")
-    return CubeTile(mm, kk, nn, bool(enable_split_k))
-
-
 _GROUP_KWARGS = ("runtime_options", "pass_options", "host_options", "codegen_options",
                  "verify_options", "debug_options", "operation_options")
 
@@ -146,7 +98,7 @@ def flatten(*, codegen_options=None, host_options=None, pass_options=None, runti
     if conv_tile_shapes is not None:
         out["conv_tile_shapes"] = conv_tile_shapes
     if matrix_size is not None:
-        out["matrix_size"] = tuple(_concrete_int(x, "matrix_size entry") for x in matrix_size)
+        out["matrix_size"] = tuple(concrete_int(x, "matrix_size entry") for x in matrix_size)
     return out
 
 
@@ -277,7 +229,7 @@ def get_cube_tile_shapes() -> tuple[list[int], list[int], list[int], bool]:
 
 @user_facing
 def set_matrix_size(size: list) -> None:
-    _top().values["matrix_size"] = tuple(_concrete_int(x, "matrix_size entry") for x in size)
+    _top().values["matrix_size"] = tuple(concrete_int(x, "matrix_size entry") for x in size)
 
 
 def set_conv_tile_shapes(l1: Any, l0: Any = None) -> None:

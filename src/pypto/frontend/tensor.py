@@ -13,6 +13,7 @@ from typing import Any
 
 from pypto.dtypes import DataType, check_supported
 from pypto.errors import PyptoTypeError, PyptoValueError
+from pypto.frontend.tensor_methods import TensorMethods
 from pypto.frontend.tracer import current_tracer
 from pypto.ir.tensor import StorageKind, TensorValue, TileOpFormat
 from pypto.symbolic import Const, SymbolicScalar, as_expr, wrap
@@ -80,7 +81,7 @@ class TensorAnnotation:
         return f"Tensor({self.shape!r}, {self.dtype!r})"
 
 
-class Tensor:
+class Tensor(TensorMethods):
     """A tensor in a PyPTO kernel (annotation, local scratch tensor, or traced value)."""
 
     __slots__ = ("_value", "_annotation", "_name", "__weakref__")

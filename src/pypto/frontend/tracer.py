@@ -310,12 +310,21 @@ class Tracer:
         p.cache_policies = self.cache_policies
         return p
 
+    def tile(self) -> TileConfig:
+        """The TileShapes in force at this point of the trace (`set_vec_tile_shapes`,
+        `set_cube_tile_shapes`, `set_matrix_size`, knob overrides applied): the one place they
+        are read from the option scope. Ops check their tiling against it and `record` keeps
+        it with the op, as data."""
+        return TileConfig(opt.lookup("vec_tile_shapes"), opt.lookup("cube_tile_shapes"),
+                          opt.lookup("matrix_size"))
+
     def record(self, opcode: str, inputs: tuple[TensorValue, ...],
                outputs: tuple[TensorValue, ...], attrs: dict[str, Any],
-               loc: SourceLoc | None) -> Operation:
+               loc: SourceLoc | None, tile: TileConfig | None = None) -> Operation:
+        """Append an op to the current block, with `tile` (default: `self.tile()`): the
+        TileShapes the op was checked against."""
         block = self.current_block()
-        tile = TileConfig(opt.lookup("vec_tile_shapes"), opt.lookup("cube_tile_shapes"),
-                          opt.lookup("matrix_size"))
+        tile = tile if tile is not None else self.tile()
         scope = opt.lookup("pass.sg_set_scope", -1)
         merge = {k: v for k in MERGE_OPTION_KEYS if (v := opt.lookup("pass." + k)) is not None}
         op = Operation(self.next_id(), opcode, inputs, outputs, attrs, tile,

@@ -24,7 +24,6 @@ from pypto.dtypes import DataType, bytes_of
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError, user_location
 from pypto.frontend.tensor import Tensor
 from pypto.frontend.tracer import current_tracer, require_tracer
-from pypto.frontend import options as opt
 from pypto.ir.tensor import TensorValue
 from pypto.symbolic import Const, Expr, SymbolicScalar, as_expr, binary
 
@@ -179,8 +178,8 @@ def _primary_dtype(inputs: Sequence[TensorValue], outs: Sequence[DataType]) -> D
     return outs[0] if outs else DataType.DT_FP32
 
 
-def check_vec_tile(op: str, rank: int, dtype: DataType) -> None:
-    tile = opt.lookup("vec_tile_shapes")
+def check_vec_tile(op: str, rank: int, dtype: DataType, tile: tuple[int, ...] | None) -> None:
+    """`tile` (the vector TileShape in force, `Tracer.tile().vec`) fits an op of `rank`."""
     if tile is None:
         raise PyptoRuntimeError(
             f"{op}: no vector TileShape is set; call pypto.set_vec_tile_shapes(...) with "
@@ -198,8 +197,9 @@ def check_vec_tile(op: str, rank: int, dtype: DataType) -> None:
             f"32 B; the tileShape of the last axis must be 32-byte aligned (e.g. {legal})")
 
 
-def check_cube_tile(op: str) -> None:
-    if opt.lookup("cube_tile_shapes") is None:
+def check_cube_tile(op: str, tile: Any) -> None:
+    """A cube TileShape (`Tracer.tile().cube`) is set."""
+    if tile is None:
         raise PyptoRuntimeError(
             f"{op}: no cube TileShape is set; call pypto.set_cube_tile_shapes([mL0, mL1], "
             f"[kL0, kL1], [nL0, nL1]) before matmul (e.g. [128,128],[64,256],[256,256])")
@@ -221,16 +221,17 @@ def emit(opcode: str, inputs: Sequence[TensorValue], outs: Sequence[OutSpec],
     opdef = REGISTRY[opcode]
     loc = user_location()
     in_vals = tuple(inputs)
+    tile = tracer.tile()
     if opdef.core == VECTOR:
         rank = tile_rank if tile_rank is not None else (
             in_vals[0].rank if in_vals else len(outs[0][0]))
-        check_vec_tile(op, rank, _primary_dtype(in_vals, [o[1] for o in outs]))
+        check_vec_tile(op, rank, _primary_dtype(in_vals, [o[1] for o in outs]), tile.vec)
     elif opdef.core == CUBE:
-        check_cube_tile(op)
+        check_cube_tile(op, tile.cube)
     op_id = tracer.next_id()
     results = tuple(tracer.new_value(shape, dtype, valid, name=name, producer=op_id)
                     for shape, dtype, valid in outs)
-    tracer.record(opcode, in_vals, results, dict(attrs or {}), loc)
+    tracer.record(opcode, in_vals, results, dict(attrs or {}), loc, tile)
     return [Tensor._wrap(v) for v in results]
 
 
@@ -247,7 +248,8 @@ def emit_write(opcode: str, dst: TensorValue, inputs: Sequence[TensorValue],
     tracer = require_tracer(op)
     opdef = REGISTRY[opcode]
     loc = user_location()
+    tile = tracer.tile()
     if opdef.core == VECTOR:
         rank = tile_rank if tile_rank is not None else dst.rank
-        check_vec_tile(op, rank, dst.dtype)
-    tracer.record(opcode, tuple(inputs), (dst,), dict(attrs or {}), loc)
+        check_vec_tile(op, rank, dst.dtype, tile.vec)
+    tracer.record(opcode, tuple(inputs), (dst,), dict(attrs or {}), loc, tile)

@@ -10,7 +10,7 @@ from pypto.dtypes import DataType, check_supported, is_float
 from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ops.core import emit1, register, shape_exprs
-from pypto.ops.elementwise import Element
+from pypto.ops.scalars import Element
 from pypto.ops.shape import check_valid_shape
 from pypto.symbolic import Const, SymbolicScalar
 

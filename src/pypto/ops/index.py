@@ -261,7 +261,7 @@ def _scatter_args(op: str, input: Any, dim: Any, index: Any, src: Any,
         _static_le(op, iv, sv, "index", "src")
         inputs.append(sv)
     else:
-        from pypto.ops.elementwise import scalar_attr
+        from pypto.ops.scalars import scalar_attr
         attrs["scalar"] = scalar_attr(op, v, src, "src")
     return v, inputs, attrs
 

@@ -10,7 +10,9 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import value_of
-from pypto.ops.shape import assemble, internal_reshape, move, set_element, tensor_name, view
+from pypto.ops.reshaping import internal_reshape
+from pypto.ops.shape import tensor_name, view
+from pypto.ops.writes import assemble, move, set_element
 from pypto.symbolic import Const, ElementRead, Expr, SymbolicScalar, as_expr, binary, wrap
 
 

@@ -13,7 +13,8 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue, TileOpFormat
 from pypto.ops.core import emit, emit1, register, value_of
-from pypto.ops.shape import pretty_shape, reshape_valid
+from pypto.ops.reshaping import reshape_valid
+from pypto.ops.shape import pretty_shape
 from pypto.symbolic import Const, Expr, binary, select
 
 

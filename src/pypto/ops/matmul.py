@@ -12,8 +12,8 @@ import numpy as np
 
 from pypto.dtypes import DataType, bytes_of
 from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
-from pypto.frontend import options as opt
 from pypto.frontend.tensor import Tensor
+from pypto.frontend.tracer import require_tracer
 from pypto.ops.core import CUBE, broadcast_shapes, emit1, register, value_of
 from pypto.symbolic import Const, binary
 
@@ -57,8 +57,8 @@ def _matmul_compute(xs: list, at: dict) -> np.ndarray:
     return out
 
 
-def check_cube_alignment(a_dtype: DataType) -> None:
-    tile = opt.lookup("cube_tile_shapes")
+def check_cube_alignment(a_dtype: DataType, tile: Any) -> None:
+    """The cube TileShape `tile` (`Tracer.tile().cube`) is 32-byte aligned for `a_dtype`."""
     size = bytes_of(a_dtype)
     for name, vals in (("m", tile.m), ("k", tile.k), ("n", tile.n)):
         for v in vals:
@@ -84,9 +84,9 @@ def matmul(input: Any, mat2: Any, out_dtype: DataType | None = None, *, a_trans:
     if a.rank != b.rank or not 2 <= a.rank <= 4:
         raise PyptoValueError(f"matmul: both operands must have the same rank, 2 to 4 "
                               f"(got {a.rank} and {b.rank})")
-    tile = opt.lookup("cube_tile_shapes")
+    tile = require_tracer("matmul").tile().cube
     if tile is not None:
-        check_cube_alignment(a.dtype)
+        check_cube_alignment(a.dtype, tile)
     m_i, ka_i = (-1, -2) if a_trans else (-2, -1)
     kb_i, n_i = (-1, -2) if b_trans else (-2, -1)
     if a.shape[ka_i] != b.shape[kb_i]:

@@ -10,8 +10,8 @@ import numpy as np
 
 from pypto.dtypes import DataType, is_float, is_int
 from pypto.errors import PyptoTypeError, PyptoValueError
-from pypto.frontend import options as opt
 from pypto.frontend.tensor import Tensor
+from pypto.frontend.tracer import require_tracer
 from pypto.ops.core import emit, emit1, norm_dim, register, value_of
 from pypto.ops.index import check_index_range, check_rank_between, index_value, min_valid
 from pypto.symbolic import Const, Expr, SymbolicScalar, binary
@@ -75,7 +75,7 @@ def topk(input: Any, k: int, dim: int | None = None, largest: bool = True,
                        DataType.DT_INT32, DataType.DT_INT16):
         raise PyptoTypeError(f"{op}: input must be FP32/FP16/BF16/INT32/INT16, got "
                              f"{v.dtype.name}")
-    tile = opt.lookup("vec_tile_shapes")
+    tile = require_tracer(op).tile().vec
     if tile is not None and len(tile) == v.rank and k > tile[-1]:
         raise PyptoValueError(f"{op}: k={k} exceeds the last vector tile dim {tile[-1]}; "
                               f"set_vec_tile_shapes with a last dim >= k")
@@ -143,14 +143,14 @@ def tril(x: Any, diagonal: int | SymbolicScalar = 0) -> Tensor:
 
 def triu_(x: Any, diagonal: int | SymbolicScalar = 0) -> Tensor:
     """In-place `triu`: moves `triu(x, diagonal)` into `x` and returns `x`."""
-    from pypto.ops.shape import move
+    from pypto.ops.writes import move
     move(x, _tri("triu_", "TRIU", x, diagonal))
     return x
 
 
 def tril_(x: Any, diagonal: int | SymbolicScalar = 0) -> Tensor:
     """In-place `tril`: moves `tril(x, diagonal)` into `x` and returns `x`."""
-    from pypto.ops.shape import move
+    from pypto.ops.writes import move
     move(x, _tri("tril_", "TRIL", x, diagonal))
     return x
 

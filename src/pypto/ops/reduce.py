@@ -168,7 +168,8 @@ def softmax(input: Any, dim: int = -1) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`, computed in FP32 and cast back (recorded
     as its component ops, as PyPTO decomposes it)."""
     from pypto.ops.cast import cast
-    from pypto.ops.elementwise import div, exp, sub
+    from pypto.ops.elementwise import div, sub
+    from pypto.ops.unary import exp
     v = value_of(input, "softmax")
     if not is_float(v.dtype):
         raise PyptoTypeError(f"softmax needs a floating-point tensor, got {v.dtype.name}")
@@ -182,8 +183,9 @@ def softmax(input: Any, dim: int = -1) -> Tensor:
 def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * gamma over the last dim, computed in FP32."""
     from pypto.ops.cast import cast
-    from pypto.ops.elementwise import add, div, mul, sqrt
-    from pypto.ops.shape import internal_reshape
+    from pypto.ops.elementwise import add, div, mul
+    from pypto.ops.reshaping import internal_reshape
+    from pypto.ops.unary import sqrt
     v = value_of(input, "rms_norm")
     if not is_float(v.dtype):
         raise PyptoTypeError(f"rms_norm needs a floating-point tensor, got {v.dtype.name}")

@@ -12,7 +12,7 @@ from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
 from pypto.ir.tensor import TensorValue
 from pypto.ops.core import broadcast_shapes, broadcast_valid, emit1, register, value_of
-from pypto.ops.elementwise import Element, as_element, scalar_attr
+from pypto.ops.scalars import Element, as_element, scalar_attr
 
 
 def _operand_value(op: str, x: Any, like: DataType | None) -> tuple[TensorValue | None, Any]:

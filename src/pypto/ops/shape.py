@@ -1,10 +1,10 @@
-"""Views, writes and reshapes: view, assemble/move/atomic_add/set_element, reshape,
-transpose/permute, squeeze, concat, expand_clone, clone/copy, pad/fillpad (the lane and byte
-layout ops are `layout`, the indexing rules of `t[key]` / `t[key] = v` are `indexing`).
+"""Views and whole-tensor rearrangements: view (and its dtype reinterpretation), transpose/
+permute, concat, expand_clone, clone/copy, pad/fillpad, plus the shape checks the other shape
+families share. Writes into a tensor are `writes`, reshapes `reshaping`, the lane and byte
+layout ops `layout`, and the indexing rules of `t[key]` / `t[key] = v` are `indexing`.
 
 Reading a view copies the window when the op runs (program order), so a later write to the
-parent does not change an earlier view. `reshape(..., inplace=True)` instead aliases the
-parent's storage, so writes through it land in the parent (e.g. a kernel output).
+parent does not change an earlier view.
 """
 from __future__ import annotations
 
@@ -13,13 +13,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from pypto.dtypes import DataType, bytes_of, check_supported, to_numpy
-from pypto.errors import PyptoRuntimeError, PyptoTypeError, PyptoValueError
+from pypto.errors import PyptoTypeError, PyptoValueError
 from pypto.frontend.tensor import Tensor
-from pypto.frontend.tracer import require_tracer
 from pypto.ir.tensor import TensorValue
-from pypto.ops.core import (NONE, emit1, emit_write, norm_dim, register, shape_exprs,
-                            static_dims, value_of)
-from pypto.symbolic import Const, Expr, SymbolicScalar, binary
+from pypto.ops.core import NONE, emit1, norm_dim, register, shape_exprs, static_dims, value_of
+from pypto.symbolic import Const, Expr, binary
 
 
 def pretty_shape(shape: Sequence[Expr]) -> str:
@@ -46,7 +44,10 @@ def check_valid_shape(op: str, valid: Sequence[Expr], shape: Sequence[Expr]) -> 
                                   f"{n.value} of dim {d}")
 
 
-def _check_window(op: str, v: TensorValue, offsets: Sequence[Expr], sizes: Sequence[int]) -> None:
+def check_window(op: str, v: TensorValue, offsets: Sequence[Expr],
+                 sizes: Sequence[int]) -> None:
+    """A window of `sizes` at static `offsets` lies inside `v` (symbolic offsets are checked
+    when the op runs); shared by view and the writes."""
     for d, (off, size, dim) in enumerate(zip(offsets, sizes, v.shape)):
         if isinstance(off, Const) and off.value < 0:
             raise PyptoValueError(f"{op}: offset {off.value} of dim {d} is negative")
@@ -87,7 +88,7 @@ def view(input: Any, shape: Any = None, offsets: Any = None, *, valid_shape: Any
                               f"(the parent's rank)")
     # A window may reach past the parent's edge (a tail): only its valid part is read. One
     # that starts at or past the edge (static offset and dim) holds nothing: an error.
-    _check_window("view", v, offs, [0] * len(sizes))
+    check_window("view", v, offs, [0] * len(sizes))
     for d, (off, dim) in enumerate(zip(offs, v.shape)):
         if isinstance(off, Const) and isinstance(dim, Const) and off.value >= dim.value:
             raise PyptoValueError(f"view: offset {off.value} of dim {d} of {tensor_name(v)} "
@@ -131,274 +132,6 @@ def _reinterpret(v: TensorValue, dtype: DataType) -> Tensor:
     shape = v.shape[:-1] + (Const(int(last.value * ratio)),)
     return emit1("BITCAST", [v], shape, dtype, v.valid_shape[:-1] + (shape[-1],),
                  {"dtype": dtype})
-
-
-# --------------------------------------------------------------------------------------------
-# Writes
-
-def write_region(what: str, src: np.ndarray, dst: np.ndarray, at: dict) -> tuple:
-    """The slices of `dst` that `src` lands on at `at["offsets"]`; a region reaching outside
-    the destination is an error naming the dim."""
-    region = []
-    for d, (o, n, size) in enumerate(zip(at["offsets"], src.shape, dst.shape)):
-        if n and (o < 0 or o + n > size):
-            raise PyptoRuntimeError(f"{what} [{o}, {o + n}) of dim {d}, outside the "
-                                    f"destination (size {size})", at.get("_loc"))
-        region.append(slice(o, o + n))
-    return tuple(region)
-
-
-@register("ASSEMBLE", core=NONE, writes=True, widen=False)
-def _assemble_compute(dst: np.ndarray, xs: list, at: dict) -> None:
-    src = xs[0]
-    dst[write_region("assemble writes", src, dst, at)] = src
-
-
-def assemble(src: Any, offsets: Any = None, dst: Any = None, parallel: bool = False) -> None:
-    """Copy `src` (its valid region) into `dst` at `offsets`. Also `assemble([(src, offs),
-    ...], dst)`. Returns None."""
-    if isinstance(src, (list, tuple)) and dst is None:
-        pairs, dst = src, offsets
-        for item in pairs:
-            if not isinstance(item, (list, tuple)) or len(item) != 2:
-                raise PyptoTypeError("assemble: expected a list of (src, offsets) pairs")
-            assemble(item[0], item[1], dst, parallel)
-        return None
-    s, d = value_of(src, "assemble", "src"), value_of(dst, "assemble", "dst")
-    offs = shape_exprs(offsets, "assemble", "offsets")
-    if s.rank != d.rank or len(offs) != d.rank:
-        raise PyptoValueError(f"assemble: src rank {s.rank}, dst rank {d.rank} and "
-                              f"{len(offs)} offsets must all match")
-    if s.dtype != d.dtype:
-        raise PyptoTypeError(f"assemble: src dtype {s.dtype.name} != dst dtype {d.dtype.name}")
-    # The written extent is src's valid region; a symbolic one is checked when the op runs.
-    sizes = [x.value if isinstance(x, Const) else 0 for x in s.valid_shape]
-    _check_window("assemble", d, offs, sizes)
-    emit_write("ASSEMBLE", d, [s], {"offsets": offs, "parallel": bool(parallel)})
-    return None
-
-
-def move(dst: Any, src: Any) -> None:
-    """`dst[:] = src` / `dst.move(src)`: `dst` takes `src`'s data (same shape and dtype)."""
-    d, s = value_of(dst, "move", "destination"), value_of(src, "move", "source")
-    if s.dtype != d.dtype:
-        raise PyptoTypeError(f"move: source dtype {s.dtype.name} != destination dtype "
-                             f"{d.dtype.name}; cast it first")
-    if s.rank != d.rank or any(isinstance(a, Const) and isinstance(b, Const) and a != b
-                               for a, b in zip(s.shape, d.shape)):
-        raise PyptoValueError(f"move: source shape {[repr(x) for x in s.shape]} does not "
-                              f"match destination shape {[repr(x) for x in d.shape]} "
-                              f"(t[:] = v replaces the whole tensor; it does not broadcast)")
-    emit_write("ASSEMBLE", d, [s], {"offsets": tuple(Const(0) for _ in d.shape), "move": True})
-
-
-@register("ATOMIC_ADD", core=NONE, writes=True)
-def _atomic_add_compute(dst: np.ndarray, xs: list, at: dict) -> None:
-    src = xs[0]
-    key = write_region("atomic_add adds into", src, dst, at)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.issubdtype(dst.dtype, np.integer):
-            dst[key] = (dst[key].astype(np.int64) + src.astype(np.int64)).astype(dst.dtype)
-        else:
-            dst[key] = (dst[key].astype(np.float32) + src.astype(np.float32)).astype(dst.dtype)
-
-
-_ATOMIC_ADD_DTYPES = (DataType.DT_FP32, DataType.DT_FP16, DataType.DT_BF16, DataType.DT_INT8,
-                      DataType.DT_INT16, DataType.DT_INT32)
-
-
-def atomic_add(src: Any, offsets: Any, dst: Any) -> None:
-    """dst[offsets[0]:offsets[0] + n0, ...] += src, in `dst`'s storage. Returns None.
-
-    Like `assemble`, the region is `src`'s valid region placed at `offsets` (ints or
-    SymbolicScalars, one per dim); `src` and `dst` have the same rank and dtype (DT_FP32,
-    DT_FP16, DT_BF16, DT_INT8, DT_INT16 or DT_INT32). Floats are added in FP32 and rounded once
-    to `dst`'s dtype; integers wrap on overflow. The region must lie inside `dst`: statically
-    known offsets are checked while tracing, symbolic ones when the op runs. The caller keeps
-    `dst`'s valid shape right, and the region of `dst` must hold data before the add. Additions
-    run in program order, so overlapping adds from several loop iterations all accumulate."""
-    op = "atomic_add"
-    s, d = value_of(src, op, "src"), value_of(dst, op, "dst")
-    offs = shape_exprs(offsets, op, "offsets")
-    if s.rank != d.rank or len(offs) != d.rank:
-        raise PyptoValueError(f"{op}: src rank {s.rank}, dst rank {d.rank} and {len(offs)} "
-                              f"offsets must all match")
-    if s.dtype != d.dtype:
-        raise PyptoTypeError(f"{op}: src dtype {s.dtype.name} != dst dtype {d.dtype.name}")
-    if d.dtype not in _ATOMIC_ADD_DTYPES:
-        raise PyptoTypeError(f"{op}: dst dtype {d.dtype.name} is not supported (DT_FP32, DT_FP16, "
-                             f"DT_BF16, DT_INT8, DT_INT16 or DT_INT32)")
-    sizes = [x.value if isinstance(x, Const) else 0 for x in s.valid_shape]
-    _check_window(op, d, offs, sizes)
-    emit_write("ATOMIC_ADD", d, [s], {"offsets": offs}, op=op)
-    return None
-
-
-@register("SET_ELEMENT", core=NONE, writes=True, widen=False)
-def _set_element_compute(dst: np.ndarray, xs: list, at: dict) -> None:
-    index = tuple(int(i) for i in at["index"])
-    if any(not 0 <= i < n for i, n in zip(index, dst.shape)):
-        # a symbolic index is known only now; numpy would wrap a negative one
-        raise PyptoRuntimeError(f"t[i, j] = v: index {list(index)} is outside the tensor's "
-                                f"shape {list(dst.shape)}", at.get("_loc"))
-    dst[index] = at["scalar"]
-
-
-def set_element(t: TensorValue, index: Sequence[Expr], value: Any) -> None:
-    if isinstance(value, SymbolicScalar):
-        value = value.expr
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PyptoTypeError(f"t[i, j] = v needs a scalar v, got {type(value).__name__}")
-    emit_write("SET_ELEMENT", t, [], {"index": tuple(index), "scalar": value})
-
-
-# --------------------------------------------------------------------------------------------
-# Reshapes and layout
-
-@register("RESHAPE", core=NONE, full_inputs=True, widen=False)
-def _reshape_compute(xs: list, at: dict) -> np.ndarray:
-    x = xs[0]
-    shape = tuple(at["shape"])
-    if x.size != int(np.prod(shape, dtype=np.int64)):
-        # A dynamic dim makes the input's element count known only now (issue 13, F4).
-        raise PyptoRuntimeError(
-            f"reshape: the input has shape {list(x.shape)} at run time ({x.size} elements), "
-            f"which cannot become {list(shape)} ({int(np.prod(shape, dtype=np.int64))} "
-            f"elements)", at.get("_loc"))
-    if at["inplace"]:
-        return None  # the output aliases the input's storage; nothing moves
-    out = x.reshape(shape)
-    return out[tuple(slice(0, v) for v in at["_out_valid"])]
-
-
-def reshape(input: Any, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:
-    """New shape, same elements in row-major order. One -1 is inferred. `inplace=True` aliases
-    the input's buffer (writes through the result reach the input) and accepts symbolic dims."""
-    v = value_of(input, "reshape")
-    dims = list(shape_exprs(shape, "reshape", "shape"))
-    total = None
-    if v.static_shape() is not None:
-        total = int(np.prod(v.static_shape()))
-    if sum(1 for d in dims if d == Const(-1)) > 1:
-        raise PyptoValueError("reshape: only one -1 is allowed in the shape")
-    if Const(-1) in dims:
-        known = [d.value for d in dims if isinstance(d, Const) and d.value != -1]
-        if total is None or len(known) != len(dims) - 1:
-            raise PyptoValueError("reshape: -1 needs a static input shape and static dims")
-        dims[dims.index(Const(-1))] = Const(total // int(np.prod(known) or 1))
-    if not inplace and not all(isinstance(d, Const) for d in dims):
-        raise PyptoValueError(f"reshape: inplace=False needs an all-int shape, got "
-                              f"{[repr(d) for d in dims]}; use inplace=True for symbolic dims")
-    static_new = [d.value for d in dims if isinstance(d, Const)]
-    if total is not None and len(static_new) == len(dims) and int(np.prod(static_new)) != total:
-        raise PyptoValueError(f"reshape: cannot reshape {v.static_shape()} ({total} elements) "
-                              f"into {static_new}")
-    new_shape = tuple(dims)
-    if valid_shape is not None:
-        valid = shape_exprs(valid_shape, "reshape", "valid_shape")
-        if len(valid) != len(new_shape):
-            raise PyptoValueError(f"reshape: valid_shape needs {len(new_shape)} entries, got "
-                                  f"{len(valid)}")
-        check_valid_shape("reshape", valid, new_shape)
-    else:
-        inferred = reshape_valid(v.shape, v.valid_shape, new_shape)
-        if inferred is None:
-            raise PyptoValueError(
-                f"reshape: the input's valid shape {[repr(x) for x in v.valid_shape]} (shape "
-                f"{[repr(x) for x in v.shape]}) has no rectangular image in {list(new_shape)}; "
-                f"pass valid_shape=[...] explicitly")
-        valid = inferred
-    if inplace:
-        tracer = require_tracer("reshape")
-        op_id = tracer.next_id()
-        out = tracer.new_value(new_shape, v.dtype, valid, storage=v.storage, producer=op_id)
-        from pypto.errors import user_location
-        tracer.record("RESHAPE", (v,), (out,), {"shape": new_shape, "inplace": True},
-                      user_location())
-        return Tensor._wrap(out)
-    return emit1("RESHAPE", [v], new_shape, v.dtype, valid,
-                 {"shape": new_shape, "inplace": False})
-
-
-def _reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list, list]] | None:
-    """Split two static shapes of equal size into runs of dims with equal products."""
-    groups, i, j = [], 0, 0
-    while i < len(old) or j < len(new):
-        gi, gj, po, pn = [], [], 1, 1
-        if i < len(old):
-            po, i = old[i], i + 1
-            gi.append(i - 1)
-        if j < len(new):
-            pn, j = new[j], j + 1
-            gj.append(j - 1)
-        while po != pn:
-            if po < pn and i < len(old):
-                po, i = po * old[i], i + 1
-                gi.append(i - 1)
-            elif pn < po and j < len(new):
-                pn, j = pn * new[j], j + 1
-                gj.append(j - 1)
-            else:
-                return None
-        groups.append((gi, gj))
-    return groups
-
-
-def reshape_valid(old: Sequence[Expr], valid: Sequence[Expr],
-                   new: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
-    """The valid shape of a reshape: the whole new shape when the input is fully valid; else,
-    per group of dims with equal products, a partial extent on the group's outermost non-1 dim
-    (inner dims full) maps to the outermost non-1 new dim when the inner sizes divide. None
-    when the valid region has no rectangular image."""
-    if all(a == b for a, b in zip(old, valid)):
-        return new
-    if not all(isinstance(d, Const) for d in tuple(old) + new):
-        return None
-    o = [d.value for d in old]
-    n = [d.value for d in new]
-    groups = _reshape_groups(o, n)
-    if groups is None:
-        return None
-    out: list[Expr] = list(new)
-    for gi, gj in groups:
-        partial = [k for k in gi if valid[k] != old[k] and o[k] != 1]
-        if not partial:
-            continue
-        big_i = [k for k in gi if o[k] != 1]
-        big_j = [k for k in gj if n[k] != 1]
-        if partial != big_i[:1] or not big_j:
-            return None
-        inner_old = int(np.prod([o[k] for k in big_i[1:]], dtype=np.int64))
-        inner_new = int(np.prod([n[k] for k in big_j[1:]], dtype=np.int64))
-        if inner_old % inner_new:
-            return None
-        out[big_j[0]] = binary("mul", valid[partial[0]], inner_old // inner_new)
-    return tuple(out)
-
-
-def unsqueeze(input: Any, dim: int) -> Tensor:
-    v = value_of(input, "unsqueeze")
-    d = norm_dim(dim, v.rank + 1, "unsqueeze")
-    shape = v.shape[:d] + (Const(1),) + v.shape[d:]
-    valid = v.valid_shape[:d] + (Const(1),) + v.valid_shape[d:]
-    return internal_reshape(v, shape, valid)
-
-
-def squeeze(input: Any, dim: int | None = None) -> Tensor:
-    v = value_of(input, "squeeze")
-    if dim is None:
-        keep = [i for i, d in enumerate(v.shape) if d != Const(1)]
-    else:
-        d = norm_dim(dim, v.rank, "squeeze")
-        keep = [i for i in range(v.rank) if i != d or v.shape[i] != Const(1)]
-    if len(keep) == v.rank:
-        return input
-    return internal_reshape(v, tuple(v.shape[i] for i in keep),
-                             tuple(v.valid_shape[i] for i in keep))
-
-
-def internal_reshape(v: TensorValue, shape: tuple[Expr, ...], valid: tuple[Expr, ...]) -> Tensor:
-    return emit1("RESHAPE", [v], shape, v.dtype, valid, {"shape": shape, "inplace": False})
 
 
 @register("TRANSPOSE", widen=False)
