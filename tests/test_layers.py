@@ -190,3 +190,12 @@ def test_the_checks_see_lazy_relative_imports_and_cycles():
     ]
     ring = [("pypto.ir.a", "pypto.ops.b", 1), ("pypto.ops.b", "pypto.ir.c", 2)]
     assert _cycle_edges(ring + [("pypto.toolkit", "pypto.ir.a", 3)]) == ring
+
+
+def test_no_two_modules_import_each_other():
+    """Not even for type hints or lazily: a helper split from its host by size, taking the host
+    as its argument, is one idea in two files (split by idea, or give the helper a narrow
+    interface: expand_matmul.TileBuilder, fusion's TensorOps, toolkit/findings.py)."""
+    edges = {(a, b) for a, b, _ in _edges()}
+    pairs = sorted((a, b) for a, b in edges if a < b and (b, a) in edges)
+    assert not pairs, f"modules importing each other: {pairs}"

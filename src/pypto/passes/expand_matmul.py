@@ -1,7 +1,8 @@
 """Tile expansion of a matmul: cube tile ops per output block, split-K partials and their sums.
 
-Takes one MATMUL tensor op and the block's `expand.Expander` → its tile ops, made through the
-expander (which owns ids, regions and the run-time grids). Rules:
+Takes one MATMUL tensor op and a `TileBuilder` (the narrow interface below; the block's
+`expand.Expander` is one, which owns ids, regions and the run-time grids) → its tile ops.
+Rules:
 - one cube tile op per (mL1, nL1) output block (per batch index), reading the whole K, its
   L1/L0 steps recorded as a `cube.CubePlan` in `attrs["cube_plan"]`;
 - with enable_split_k, one cube tile op per kL1 chunk of K into an FP32/INT32 partial tensor,
@@ -13,21 +14,42 @@ Anything else stays one "whole" tile op (the function answers False).
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from pypto.dtypes import bytes_of
+from pypto.dtypes import DataType, bytes_of
 from pypto.ir.operation import Operation
 from pypto.ir.tensor import TensorValue
 from pypto.passes.cube import CubePlan
-from pypto.passes.kinds import AIC, AIV, COMPUTE
+from pypto.passes.kinds import AIC, AIV, COMPUTE, Core, TileKind
 from pypto.passes.tile_graph import Region, TileGrid, TileOp, static_dims, tiles
-from pypto.symbolic import Const, binary
-
-if TYPE_CHECKING:
-    from pypto.passes.expand import Expander
+from pypto.symbolic import Const, Expr, binary
 
 
-def expand_matmul(ex: Expander, op: Operation) -> bool:
+class TileBuilder(Protocol):
+    """What expanding a matmul needs from the expansion of its block (`passes/expand.py`'s
+    `Expander` is one): regions of tensors, new tile ops and tensors, and the machine."""
+
+    spec: Any   # the machine spec (cube latencies)
+
+    def read(self, value: TensorValue, offsets: tuple[Expr, ...],
+             shape: tuple[int, ...]) -> Region: ...
+
+    def window(self, value: TensorValue, offsets: tuple[Expr, ...],
+               shape: tuple[int, ...]) -> Region: ...
+
+    def new_op(self, kind: TileKind, opcode: str, core: Core, inputs: list[Region],
+               output: Region | None, src: Operation, attrs: dict | None = None,
+               latency: float = 0.0, grid: TileGrid | None = None) -> TileOp: ...
+
+    def vector_latency(self, opcode: str, region: Region | None) -> float: ...
+
+    def grid(self, shape: tuple[Expr, ...], size: tuple[int, ...]) -> TileGrid: ...
+
+    def synthetic(self, shape: tuple[int, ...], dtype: DataType, valid: tuple[Expr, ...],
+                  name: str) -> TensorValue: ...
+
+
+def expand_matmul(ex: TileBuilder, op: Operation) -> bool:
     """One cube tile op per (mL1, nL1) output block (per batch index) over the whole K,
     with its inner steps in `attrs["cube_plan"]` (passes/cube.py). With enable_split_k,
     one cube tile op per kL1 chunk of K instead, each writing an FP32/INT32 partial block,
@@ -79,7 +101,7 @@ def split_k_chunks(op: Operation, K: int) -> int:
     return len(split_k_spans(op, K))
 
 
-def _grid_matmul(ex: Expander, op: Operation) -> bool:
+def _grid_matmul(ex: TileBuilder, op: Operation) -> bool:
     """A matmul whose M is DYNAMIC (the rest static, whole K, no bias or split-K): per
     (batch index, nL1 block) one cube tile op over a run-time grid of mL1 row blocks."""
     a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -107,7 +129,7 @@ def _grid_matmul(ex: Expander, op: Operation) -> bool:
     return True
 
 
-def _cube_op(ex: Expander, op: Operation, bidx: tuple[int, ...], batch: tuple[int, ...],
+def _cube_op(ex: TileBuilder, op: Operation, bidx: tuple[int, ...], batch: tuple[int, ...],
              ms: tuple[int, int], ns: tuple[int, int], ks: tuple[int, int],
              region: Region, grid: TileGrid | None = None) -> TileOp:
     """The cube tile op of output block (ms, ns) over the K range `ks` writing `region`."""
@@ -135,7 +157,7 @@ def _cube_op(ex: Expander, op: Operation, bidx: tuple[int, ...], batch: tuple[in
                      {"k_chunks": plan.k_chunks, "cube_plan": plan}, latency=lat, grid=grid)
 
 
-def _split_k_reduce(ex: Expander, op: Operation, partial: TensorValue, chunks: int) -> None:
+def _split_k_reduce(ex: TileBuilder, op: Operation, partial: TensorValue, chunks: int) -> None:
     """Sum the split-K partials into the output on the vector unit, one add chain per
     output tile: acc = p0 + p1, acc = acc + p2, ... (the last add writes the output).
     Tiled with the matmul's vec TileShape when its rank fits, else [128, 128]."""
@@ -164,7 +186,7 @@ def _split_k_reduce(ex: Expander, op: Operation, partial: TensorValue, chunks: i
         acc = target
 
 
-def _operand(ex: Expander, v: TensorValue, bidx: tuple[int, ...], batch: tuple[int, ...],
+def _operand(ex: TileBuilder, v: TensorValue, bidx: tuple[int, ...], batch: tuple[int, ...],
              span: tuple[int, int], ks: tuple[int, int], trans: bool, is_a: bool) -> Region:
     """The rows (A) / columns (B) of one output block, over the K range `ks`."""
     k = len(batch) - (v.rank - 2)

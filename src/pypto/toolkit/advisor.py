@@ -1,6 +1,6 @@
 """The advisor: swimlane patterns → the tuning guide's knobs, each with its evidence.
 
-Takes a parsed swimlane and its `analyze.Analysis` (without advice) → one `Advice` per rule,
+Takes a parsed swimlane and its `findings.Analysis` (without advice) → one `Advice` per rule,
 whose status is "advise" (the pattern is there: what to change, the tasks and time range it
 rests on, a rough gain), "ok" (checked, not there) or "no-info" (the trace lacks what the rule
 needs - said instead of guessed). Keeps: a rule reads only what both PyPTO's traces and ours
@@ -13,24 +13,18 @@ under ~10 us are overhead-bound, auto VecNBuffer targets one full wave (`mg_vec_
 """
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
-from functools import cached_property
-from itertools import accumulate, compress
-from operator import methodcaller
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from pypto.profiling.swimlane import SwimlaneData
 from pypto.profiling.trace_columns import ABSENT, grouped
+from pypto.toolkit.findings import Advice, Analysis
 from pypto.toolkit.identity import instances, leaves, windows
-
-if TYPE_CHECKING:
-    from pypto.toolkit.analyze import Analysis
+from pypto.toolkit.rule_context import BusyCurve, RuleContext, lane_gaps, pct, union
 
 SMALL_TASK_US = 10.0            # guide §4.3: vector tasks under ~10 us are overhead-bound
 SPLIT_MIN_US = 5.0              # splitting tasks shorter than this mostly adds per-task overhead
@@ -38,87 +32,15 @@ SIGNIFICANT = 0.10              # a pattern must cover this share of the span (o
 MIN_GAP_US = 1.0
 MIN_INSTANCES = 8
 L1_FACTORS = (8, 4, 2)          # guide §4.4: typical cube_l1_reuse_setting values
-_SHOWN_TASKS = 20               # task names kept per advice
 _HASHORDER = re.compile(r"func(\d+)_(\d+)$")
 _BUILD = re.compile(r"build window (\d+)$")
-_STARTS_BUILD = methodcaller("startswith", "build window")
-
-
-@dataclass(frozen=True)
-class Advice:
-    rule: str
-    knob: str
-    status: str                 # "advise" | "ok" | "no-info"
-    summary: str
-    evidence: tuple[str, ...] = ()
-    tasks: tuple[str, ...] = ()             # names of (up to _SHOWN_TASKS) tasks it rests on
-    task_count: int = 0
-    time_range: tuple[float, float] | None = None
-    gain_us: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "knob": self.knob, "status": self.status,
-                "summary": self.summary, "evidence": list(self.evidence),
-                "tasks": list(self.tasks), "task_count": self.task_count,
-                "time_range_us": list(self.time_range) if self.time_range else None,
-                "gain_us": self.gain_us}
-
-
-class _Ctx:
-    """What several rules need, computed once: the tasks as columns (lists for the values a
-    rule reads one at a time), the core tasks by leaf as index arrays."""
-
-    def __init__(self, data: SwimlaneData, analysis: Analysis):
-        self.data, self.a = data, analysis
-        self.span = analysis.span
-        self.tasks = tasks = data.task_columns
-        self.start, self.end, self.dur = (x.tolist() for x in (tasks.start, tasks.end, tasks.dur))
-        self.kinds = data.kind_of(tasks.lane)
-        self.n_aic = len(data.lanes_of("aic"))
-        self.n_aiv = len(data.lanes_of("aiv"))
-        self.cores = np.flatnonzero(data.on(tasks.lane, "aic", "aiv"))
-        keys = leaves(tasks)[0]
-        self.leaf = {k: self.cores[at] for k, at in grouped([keys[i] for i in self.cores.tolist()])}
-        self.leaf_name = {lf.key: lf.name for lf in analysis.leaves}
-
-    def leaves_of(self, kind: str) -> list[tuple[str, np.ndarray]]:
-        return sorted(((k, ts) for k, ts in self.leaf.items() if self.kinds[ts[0]] == kind),
-                      key=lambda kt: kt[0])
-
-    def of_kind(self, kind: str) -> np.ndarray:
-        return self.cores[self.kinds[self.cores] == kind]
-
-    def names(self, tasks: np.ndarray) -> tuple[tuple[str, ...], int]:
-        """The names of (up to _SHOWN_TASKS of) `tasks`, earliest first, and their count."""
-        first = tasks[np.lexsort((tasks, self.tasks.start[tasks]))[:_SHOWN_TASKS]]
-        return tuple(self.tasks.name[i] for i in first.tolist()), len(tasks)
-
-    def time_range(self, tasks: np.ndarray) -> tuple[float, float]:
-        return min(self.tasks.start[tasks].tolist()), max(self.tasks.end[tasks].tolist())
-
-    def total_dur(self, tasks: np.ndarray) -> float:
-        """The tasks' durations added in their order."""
-        return sum(self.tasks.dur[tasks].tolist())
-
-    def mean_dur(self, tasks: np.ndarray) -> float:
-        return self.total_dur(tasks) / len(tasks)
-
-    @cached_property
-    def builds(self) -> list[int]:
-        """The control AICPU's "build window" events (positions in the AICPU columns)."""
-        names = self.data.aicpu_columns.name
-        return list(compress(range(len(names)), map(_STARTS_BUILD, names)))
-
-
-def _pct(x: float, whole: float) -> float:
-    return 100.0 * x / whole if whole > 0 else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
 # rules
 # ----------------------------------------------------------------------------------------------
 
-def stitch(c: _Ctx) -> Advice:
+def stitch(c: RuleContext) -> Advice:
     """Wide gaps between stitch windows: each window boundary is a barrier the control AICPU
     pays for; more root instances per window means fewer boundaries."""
     knob = "stitch_function_max_num"
@@ -139,7 +61,7 @@ def stitch(c: _Ctx) -> Advice:
     if total < max(MIN_GAP_US, SIGNIFICANT * c.span):
         return Advice("stitch", knob, "ok",
                       f"{len(wins)} stitch windows, {total:.2f} us of gaps between them "
-                      f"({_pct(total, c.span):.0f}% of the span)")
+                      f"({pct(total, c.span):.0f}% of the span)")
     per_window = max(len(w[2]) for w in order)
     instances_all = sum(len(w[2]) for w in order)
     widest = sorted(gaps, key=lambda g: -(s[g[1]] - e[g[0]]))[:3]
@@ -159,7 +81,7 @@ def stitch(c: _Ctx) -> Advice:
                            f"{building:.2f} us of the {total:.2f} us of gaps")
         return Advice("stitch", "unroll_list", "advise",
                       f"{len(wins)} stitch windows leave {total:.2f} us "
-                      f"({_pct(total, c.span):.0f}% of the span) idle between them, but the "
+                      f"({pct(total, c.span):.0f}% of the span) idle between them, but the "
                       f"gaps are window build time: raising {knob} would not close them; give "
                       f"the AICPU fewer, bigger root instances (bigger view per iteration, "
                       f"Python for over static axes, unroll_list)",
@@ -169,12 +91,12 @@ def stitch(c: _Ctx) -> Advice:
     gain = (total - building) * (1 - (windows_after - 1) / (len(wins) - 1))
     return Advice("stitch", knob, "advise",
                   f"{len(wins)} stitch windows leave {total:.2f} us "
-                  f"({_pct(total, c.span):.0f}% of the span) idle between them: raise "
+                  f"({pct(total, c.span):.0f}% of the span) idle between them: raise "
                   f"{knob} from {per_window} to {suggest} (at most 1024)",
                   tuple(evidence), names, len(names), time_range, gain)
 
 
-def _build_overlap(c: _Ctx, gaps: list[tuple[int, int]]) -> float:
+def _build_overlap(c: RuleContext, gaps: list[tuple[int, int]]) -> float:
     """How much of the gaps between windows the control AICPU was still building the window
     that follows the gap (our traces' `AICPU_CTRL` lane: "build window <n>"; 0 without it)."""
     cpu = c.data.aicpu_columns
@@ -192,43 +114,13 @@ def _build_overlap(c: _Ctx, gaps: list[tuple[int, int]]) -> float:
     return total
 
 
-class _BusyCurve:
-    """Integral of the number of busy lanes over time, to ask "how many cores were busy, on
-    average, during [a, b]" in O(log n)."""
-
-    def __init__(self, starts: np.ndarray, ends: np.ndarray):
-        times, at = np.unique(np.concatenate([starts, ends]), return_inverse=True)
-        delta = np.zeros(len(times), dtype=np.int64)
-        np.add.at(delta, at.reshape(-1)[:len(starts)], 1)
-        np.add.at(delta, at.reshape(-1)[len(starts):], -1)
-        level = np.cumsum(delta)
-        self.times, self.level = times.tolist(), level.tolist()
-        # area up to each time: one product per step, added in time order
-        steps = level[:-1] * np.diff(times)
-        self.area = list(accumulate([0.0, *steps.tolist()])) if len(times) else []
-
-    def integral(self, x: float) -> float:
-        i = bisect.bisect_right(self.times, x) - 1
-        return 0.0 if i < 0 else self.area[i] + self.level[i] * (x - self.times[i])
-
-
-def _union(c: _Ctx, tasks: np.ndarray) -> list[tuple[float, float]]:
-    out: list[list[float]] = []
-    for t in sorted(tasks.tolist(), key=c.start.__getitem__):
-        if out and c.start[t] <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], c.end[t])
-        else:
-            out.append([c.start[t], c.end[t]])
-    return [(a, b) for a, b in out]
-
-
 def _untiled_op(task_name: str) -> str:
     """The op an untiled task runs, from its label "(whole <op>)" (passes/untiled.py)."""
     m = re.search(r"\(whole (\w+)\)$", task_name)
     return m.group(1) if m else ""
 
 
-def tile_shape(c: _Ctx) -> Advice:
+def tile_shape(c: RuleContext) -> Advice:
     """A phase where fewer than half the vector cores work because one op has too few, long
     tasks: a smaller TileShape on that op gives more tasks to spread."""
     knob = "set_vec_tile_shapes"
@@ -241,11 +133,11 @@ def tile_shape(c: _Ctx) -> Advice:
         mean = c.mean_dur(tasks)
         if len(tasks) >= half or mean < SPLIT_MIN_US:
             continue        # enough pieces already, or too short to split usefully
-        phase = _union(c, tasks)
+        phase = union(c, tasks)
         length = sum(b - a for a, b in phase)
         if length < max(SPLIT_MIN_US, SIGNIFICANT * c.span):
             continue
-        curve = curve or _BusyCurve(c.tasks.start[vec], c.tasks.end[vec])
+        curve = curve or BusyCurve(c.tasks.start[vec], c.tasks.end[vec])
         busy = sum(curve.integral(b) - curve.integral(a) for a, b in phase) / length
         if busy < half:
             found.append((length * (1 - busy / half), key, tasks, phase, busy, mean))
@@ -275,31 +167,14 @@ def tile_shape(c: _Ctx) -> Advice:
                   (phase[0][0], phase[-1][1]), gain)
 
 
-def _lane_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
-    """Idle time on its lane right before each core task while the task was ready (none for a
-    lane's first task), and which tasks have one: the per-task overhead merging saves. Time
-    spent waiting for a predecessor (from the trace's flows) is not counted: merging cannot
-    save it."""
-    tasks = c.tasks
-    before = c.data.previous_on_lane()
-    src, dst = c.data.flow_columns.matched()
-    latest = np.full(len(tasks), -np.inf)
-    np.maximum.at(latest, dst, tasks.end[src])
-    has = np.zeros(len(tasks), dtype=bool)
-    has[c.cores] = before[c.cores] >= 0
-    # ready: the previous task's end, or a later predecessor end (a tie: the previous task's)
-    ready = np.maximum(latest, tasks.end[np.maximum(before, 0)])
-    return np.maximum(tasks.start - ready, 0.0), has
-
-
-def _hashorder(c: _Ctx, tasks: np.ndarray, kind: str) -> int | None:
+def _hashorder(c: RuleContext, tasks: np.ndarray, kind: str) -> int | None:
     """The merge group's hashorder our traces record (`merge` arg, "func<magic>_<order>")."""
     merge = c.tasks.args.column("merge")[tasks[0]]
     m = _HASHORDER.search(str(({} if merge is ABSENT else merge).get(kind, "")))
     return int(m.group(2)) if m else None
 
 
-def vec_nbuffer(c: _Ctx) -> Advice:
+def vec_nbuffer(c: RuleContext) -> Advice:
     """Many isomorphic vector tasks under ~10 us, several per core: merging N of them into one
     task pays the per-task dispatch and head overhead once instead of N times."""
     knob = "vec_nbuffer_setting"
@@ -313,7 +188,7 @@ def vec_nbuffer(c: _Ctx) -> Advice:
         n = math.ceil(len(tasks) / c.n_aiv)
         while n > 1 and math.ceil(len(tasks) / n) < c.n_aiv:
             n -= 1
-        gaps = gaps if gaps is not None else _lane_gaps(c)
+        gaps = gaps if gaps is not None else lane_gaps(c)
         gap = gaps[0][tasks[gaps[1][tasks]]].tolist()
         mean_gap = sum(gap) / len(gap) if gap else 0.0
         per_lane = len(tasks) / len(set(c.tasks.lane[tasks].tolist()))
@@ -347,7 +222,7 @@ def vec_nbuffer(c: _Ctx) -> Advice:
                   tuple(evidence), names, count, c.time_range(tasks), gain)
 
 
-def l1_reuse(c: _Ctx) -> Advice:
+def l1_reuse(c: RuleContext) -> Advice:
     """Cube tasks of one leaf loading the same GM block into L1: merging N of them loads it
     once (needs our `gm_reads`; PyPTO's operand hints carry no offsets)."""
     knob = "cube_l1_reuse_setting"
@@ -389,7 +264,7 @@ def l1_reuse(c: _Ctx) -> Advice:
     evidence = [f"leaf {c.leaf_name.get(key, key)}: {len(tasks)} cube tasks load "
                 f"{total / 2**20:.2f} MiB from GM; blocks are loaded by up to {repeats} tasks",
                 f"merging {factor} per task saves about {saved / 2**20:.2f} MiB "
-                f"({_pct(saved, total):.0f}%) and leaves {math.ceil(len(tasks) / factor)} tasks "
+                f"({pct(saved, total):.0f}%) and leaves {math.ceil(len(tasks) / factor)} tasks "
                 f"for {c.n_aic} cube cores",
                 "gain assumes the tasks are bound by their GM->L1 loads (an upper bound)"]
     return Advice("l1_reuse", knob, "advise",
@@ -399,7 +274,7 @@ def l1_reuse(c: _Ctx) -> Advice:
                   tuple(evidence), names, count, c.time_range(tasks), gain)
 
 
-def _combines(c: _Ctx, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, list[int]]]:
+def _combines(c: RuleContext, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, list[int]]]:
     """(combine task, its partials) for each vector task with two or more vector predecessors
     of one leaf whose only successor it is. NOTE: a task with fewer than two predecessors
     feeding only it cannot be one; the rest are grouped as the one-by-one rule groups them."""
@@ -430,7 +305,7 @@ def _combines(c: _Ctx, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, list
     return combines
 
 
-def reduce_split(c: _Ctx) -> Advice:
+def reduce_split(c: RuleContext) -> Advice:
     """Vector tasks that each combine k isomorphic partial tasks feeding only them: the
     partials of a split reduce axis travelling through GM to a combine task."""
     knob = "set_vec_tile_shapes"
@@ -464,7 +339,7 @@ def reduce_split(c: _Ctx) -> Advice:
                   f"TileShape)", tuple(evidence), names, count, c.time_range(consumer), gain)
 
 
-def root_instances(c: _Ctx) -> Advice:
+def root_instances(c: RuleContext) -> Advice:
     """Many root instances (loop iterations) with little work each: every instance costs the
     control AICPU a build and the scheduler its tasks' dispatch."""
     knob = "unroll_list"
@@ -503,13 +378,13 @@ def root_instances(c: _Ctx) -> Advice:
                   c.time_range(tasks), gain)
 
 
-RULES: tuple[Callable[[_Ctx], Advice], ...] = (
+RULES: tuple[Callable[[RuleContext], Advice], ...] = (
     stitch, tile_shape, vec_nbuffer, l1_reuse, reduce_split, root_instances)
 
 
 def advise(data: SwimlaneData, analysis: Analysis) -> list[Advice]:
     """Every rule's finding on `data`, in `RULES` order."""
-    ctx = _Ctx(data, analysis)
+    ctx = RuleContext(data, analysis)
     return [rule(ctx) for rule in RULES]
 
 

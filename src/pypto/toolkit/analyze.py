@@ -21,7 +21,7 @@ import argparse
 import json
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from itertools import compress
 from typing import Any
 
@@ -31,94 +31,12 @@ from pypto.profiling.reports import bubbles_from_swimlane
 from pypto.profiling.swimlane import SwimlaneData, summarize
 from pypto.profiling.trace_columns import grouped
 from pypto.toolkit import advisor, trace
+from pypto.toolkit.findings import Analysis, CriticalPath, LaneStats, LeafStats, PathStep
 from pypto.toolkit.identity import instances, leaves, windows
 
 SCHEMA = "openpto.analyze/1"
 CORE_KINDS = ("aic", "aiv")
 _PATH_SHOWN = 12                # critical-path steps printed in text (head and tail)
-
-
-@dataclass(frozen=True)
-class LaneStats:
-    """One core lane over the span (us)."""
-
-    lane: str
-    kind: str
-    tasks: int
-    busy: float
-    idle: float                 # span - busy
-    wait_schedule: float        # ready but not started (dispatch, scheduler, window build)
-    wait_predecessor: float     # not started because a predecessor was still running
-
-
-@dataclass(frozen=True)
-class LeafStats:
-    """The tasks of one leaf function (isomorphic tasks), us."""
-
-    key: str
-    name: str
-    core: str
-    tasks: int
-    lanes: int
-    total: float
-    mean: float
-    min: float
-    max: float
-    share_pct: float            # of all task busy time
-    first_start: float
-    last_end: float
-
-
-@dataclass(frozen=True)
-class PathStep:
-    task: int                   # index into SwimlaneData.tasks
-    name: str
-    lane: str
-    start: float
-    end: float
-    via: str                    # how the previous step leads here: "flow", "lane" ("" first)
-
-
-@dataclass(frozen=True)
-class CriticalPath:
-    basis: str                  # "flows and lane order" or "lane order only (...)"
-    steps: tuple[PathStep, ...]
-    start: float
-    end: float
-    busy: float
-    wait: float
-    span_share_pct: float       # (end - start) / span
-    busy_share_pct: float       # busy / span
-
-
-@dataclass(frozen=True)
-class Analysis:
-    source: str
-    generator: str
-    span_start: float           # the kernel: first AIC/AIV task start ...
-    span_end: float             # ... to the last AIC/AIV task end
-    launch: float               # end-to-end: launch (time 0, or an earlier event) ...
-    last_event: float           # ... to the last end of any event, AICPU included
-    tasks: dict[str, int]       # by lane kind, plus "total"
-    flows: int
-    windows: int
-    instances: int
-    utilization_pct: dict[str, float]   # "all" (PyPTO's formula), "aic", "aiv"
-    lanes: tuple[LaneStats, ...]
-    leaves: tuple[LeafStats, ...]
-    critical_path: CriticalPath
-    advice: tuple[advisor.Advice, ...]
-
-    @property
-    def span(self) -> float:
-        """The kernel time: what PyPTO's tool prints as "AICore End-to-End Time"."""
-        return self.span_end - self.span_start
-
-    @property
-    def end_to_end(self) -> float:
-        """Launch to the last event: what our run summary, viewer header and diff call
-        end-to-end (the guide's E2E: the kernel plus device-task build and launch)."""
-        return self.last_event - self.launch
 
 
 # ----------------------------------------------------------------------------------------------

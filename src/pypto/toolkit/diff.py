@@ -1,6 +1,6 @@
 """`pypto-toolkit diff A B [-o diff.html]`: what changed between two runs.
 
-Takes two traces (files or run folders, ours or PyPTO's) → their `analyze.Analysis` → a report
+Takes two traces (files or run folders, ours or PyPTO's) → their `findings.Analysis` → a report
 dict: `totals` (name -> {a, b, delta, ratio}), `leaves` (one row per leaf function, paired by
 the stable leaf key of `toolkit.identity`, the biggest change in total time first) and
 `critical_path` (both chains). The same dict is printed as text, as JSON (`--json`), or handed
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pypto.toolkit import trace
-from pypto.toolkit.analyze import Analysis, rounded, text_table, analyze
+from pypto.toolkit.analyze import analyze, rounded, text_table
+from pypto.toolkit.findings import Analysis
 
 SCHEMA = "openpto.diff/1"
 
