@@ -255,3 +255,7 @@ from pypto.driver import lend as _lend  # noqa: E402
 _lend("tuned", _tuned)
 _lend("whatif", _whatif)
 _lend("tune", _tune)
+
+from pypto.moved_modules import install as _answer_moved_modules  # noqa: E402
+
+_answer_moved_modules()   # old import paths of tuning (pypto.toolkit.autotune, ...) still work
