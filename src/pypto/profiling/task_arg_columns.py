@@ -113,7 +113,10 @@ def _operand_hints(lists: list[list[dict[str, Any]]]) -> list[str]:
     return out
 
 
-_COST_FIELDS = ("mte2_bytes", "mte1_bytes", "vector_cycles", "cube_cycles", "mte3_bytes")
+# the cost-model inputs of a task (machine/timing.py reads them): what `compare` splits a
+# simulated duration into, by mechanism
+_COST_FIELDS = ("mte2_bytes", "mte1_bytes", "vector_cycles", "cube_cycles", "mte3_bytes",
+                "mte2_moved", "mte3_moved", "mte1_cycles", "fix_cycles")
 
 
 def _cost_column(tasks: list) -> ArgColumn:
