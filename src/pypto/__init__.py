@@ -250,11 +250,18 @@ def _tune(*args: object) -> object:
     return tune(*args)
 
 
+def _compare(*args: object) -> object:
+    from pypto.toolkit.compare import compare_result
+    return compare_result(*args)
+
+
 from pypto.driver import lend as _lend  # noqa: E402
+from pypto.machine.result import LENT as _RESULT_LENT  # noqa: E402
 
 _lend("tuned", _tuned)
 _lend("whatif", _whatif)
 _lend("tune", _tune)
+_RESULT_LENT["compare"] = _compare   # SimResult.compare (kernel.last_run.compare(path))
 
 from pypto.moved_modules import install as _answer_moved_modules  # noqa: E402
 

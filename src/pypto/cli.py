@@ -29,6 +29,9 @@ SUBCOMMANDS = {
     "analyze": ("pypto.toolkit.analyze",
                 "busy/idle, bubbles, critical path, per-leaf stats and tuning advice"),
     "diff": ("pypto.toolkit.diff", "compare two runs: totals, per-leaf deltas, both swimlanes"),
+    "compare": ("pypto.toolkit.compare",
+                "a simulated run against a board's trace: times, per-leaf ratios, and which "
+                "of the model's mechanisms the gap points at"),
     "graph": ("pypto.toolkit.graph",
               "compiled-graph views (tensor/tile/execute/block) of a run's output folder"),
     "whatif": ("pypto.tune.whatif",

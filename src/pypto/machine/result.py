@@ -96,6 +96,11 @@ class TaskRunColumns:
                         self.hit.tolist(), self.hbm.tolist(), ready))
 
 
+# What the layers above lend a result (`pypto/__init__.py` registers them; the machine imports
+# nothing above it): "compare", the toolkit's comparison with a board's trace.
+LENT: dict[str, Any] = {}
+
+
 @dataclass
 class SimResult:
     """One simulated run. Printed (repr/str), it is a short `summary()`; every field stays
@@ -164,6 +169,15 @@ class SimResult:
             entry[1] += r.end - r.start
         return sorted(((leaf, core, n, b) for (leaf, core), (n, b) in busy.items()),
                       key=lambda x: (-x[3], x[0], x[1]))
+
+    def compare(self, board: str, machine: str | None = None) -> dict[str, Any]:
+        """This run against a swimlane recorded on a board (a path to its
+        merged_swimlane.json or run folder): `pypto-toolkit compare`'s report, as a dict
+        (`toolkit.compare`; print it with `toolkit.compare.format_text`). `machine`: the
+        preset this run used, when not the default."""
+        if "compare" not in LENT:
+            raise RuntimeError("SimResult.compare needs pypto's toolkit: import pypto")
+        return LENT["compare"](self, board, machine)
 
     def summary(self, top: int = 5) -> str:
         """About ten lines: kernel and end-to-end time, tasks, utilisation, windows, L2 hits,
