@@ -50,7 +50,8 @@ class PendingRun:
     def __call__(self) -> SimResult:
         table = self.table
         return simulate(table if table is not None else self.tasks, self.spec,
-                        self.kernel, self.sched_mode, self.workspace, self.sched_threads)
+                        self.kernel, self.sched_mode, self.workspace, self.sched_threads,
+                        self.stitched.closed_by)
 
 
 class _Simulated:

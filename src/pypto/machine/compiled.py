@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRunColumns
-from pypto.machine.scheduling import SchedulerThreads
+from pypto.machine.scheduling import SchedulerThreads, build_args
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, in_order_sum, run_stats
 from pypto.machine.task_table import TaskTable, UnsupportedTasks
@@ -105,7 +105,8 @@ def constants(spec: MachineSpec, sched_mode: int, sched_threads: int | None) -> 
 
 def simulate_compiled(tasks: Sequence[SimTask] | TaskTable, spec: MachineSpec, kernel: str,
                       sched_mode: int, workspace: Sequence[float],
-                      sched_threads: int | None) -> SimResult | None:
+                      sched_threads: int | None, closed_by: Sequence[str] = ()
+                      ) -> SimResult | None:
     """The run by the compiled core, or None when the tasks hold what its table does not
     carry (the caller runs the Python model)."""
     if not isinstance(tasks, TaskTable):
@@ -126,8 +127,9 @@ def simulate_compiled(tasks: Sequence[SimTask] | TaskTable, spec: MachineSpec, k
     columns = TaskRunColumns(table, ran, *picked)
     windows = out["window"].tolist()
     space = [float(workspace[w]) if w < len(workspace) else 0.0 for w in windows]
+    reasons = [closed_by[w] if w < len(closed_by) else "" for w in windows]
     window_stats = list(zip(out["window_instances"].tolist(), out["window_tasks"].tolist(),
-                            out["window_cross_edges"].tolist(), space))
+                            out["window_cross_edges"].tolist(), space, reasons))
     kinds = out["record_kind"]
     spans = out["record_end"] - out["record_start"]   # (exact: one IEEE subtraction each)
     tally = Tally()
@@ -151,10 +153,7 @@ def _records(out: dict, windows: dict[int, tuple]) -> list[AicpuRun]:
             *(out[f"record_{k}"].tolist()
               for k in ("thread", "kind", "start", "end", "count", "window"))):
         if kind == 0:
-            instances, n, cross, space = windows[w]
-            records.append(AicpuRun(0, f"build window {w}", start, end,
-                                    {"instances": instances, "tasks": n, "cross_edges": cross,
-                                     "workspace_bytes": space}))
+            records.append(AicpuRun(0, f"build window {w}", start, end, build_args(*windows[w])))
         else:
             records.append(AicpuRun(thread, _KINDS[kind], start, end, {"count": count}))
     return records

@@ -154,3 +154,13 @@ class WindowRun:
         self.hbm = [0.0] * n                            # HBM bytes
         self.ready: list[float | None] = [None] * n     # when its last dependency resolved
         self.resolved: list[int] = []
+
+
+def build_args(instances: int, tasks: int, cross_edges: int, workspace: float,
+               closed_by: str) -> dict:
+    """A window build event's args; `closed_by` only when the stitcher said why."""
+    args = {"instances": instances, "tasks": tasks, "cross_edges": cross_edges,
+            "workspace_bytes": workspace}
+    if closed_by:
+        args["closed_by"] = closed_by
+    return args

@@ -40,7 +40,7 @@ from pypto.machine.flow import Flows
 from pypto.machine.memory import Memory
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
 from pypto.machine.scheduling import (Cores, SchedulerThreads, WindowGraph, WindowRun,
-                                      build_cycles)
+                                      build_args, build_cycles)
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, in_order_sum, run_stats
 from pypto.machine.task_table import TaskTable
@@ -221,8 +221,9 @@ class Simulator:
         self.flows: list[tuple[int, int]] = []
 
     def run(self, tasks: list[SimTask], kernel: str,
-            workspace: Sequence[float] = ()) -> SimResult:
-        """`workspace`: GM workspace bytes of each window, as the stitcher measured them."""
+            workspace: Sequence[float] = (), closed_by: Sequence[str] = ()) -> SimResult:
+        """`workspace`: GM workspace bytes of each window, as the stitcher measured them;
+        `closed_by`: why the stitcher closed each window (`Stitcher.closed_by`)."""
         self._in_order, windows = _windows(tasks)
         a = self.spec.aicpu
         build_end = 0.0
@@ -234,14 +235,15 @@ class Simulator:
             build_end = start_build + build_cycles(a, graph)
             space = float(workspace[w]) if w < len(workspace) else 0.0
             self.builds.append(AicpuRun(0, f"build window {w}", start_build, build_end,
-                                        {"instances": graph.instances, "tasks": len(wt),
-                                         "cross_edges": graph.cross_edges,
-                                         "workspace_bytes": space}))
+                                        build_args(graph.instances, len(wt),
+                                                   graph.cross_edges, space,
+                                                   _reason(closed_by, w))))
             self.aicpu.append(self.builds[-1])
             launch = max(build_end + a["launch_cycles"], prev_end + self.notice)
             prev_end = self.run_window(wt, graph, launch)
             self.aicpu += self.threads.end_window()
-            window_stats.append((graph.instances, len(wt), graph.cross_edges, space))
+            window_stats.append((graph.instances, len(wt), graph.cross_edges, space,
+                                 _reason(closed_by, w)))
         return self._result(tasks, kernel, build_end, window_stats)
 
     def run_window(self, tasks: list[SimTask], graph: WindowGraph, start: float) -> float:
@@ -295,18 +297,25 @@ def _windows(tasks: list[SimTask]) -> tuple[bool, list[tuple[int, list[SimTask]]
 
 def simulate(tasks: list[SimTask] | TaskTable, spec: MachineSpec, kernel: str = "",
              sched_mode: int = 0, workspace: Sequence[float] = (),
-             sched_threads: int | None = None) -> SimResult:
+             sched_threads: int | None = None, closed_by: Sequence[str] = ()) -> SimResult:
     """Simulate stitched tasks on `spec`; see the module docstring for the model.
-    `workspace`: GM workspace bytes per window (`Stitcher.window_workspace`)."""
+    `workspace`: GM workspace bytes per window (`Stitcher.window_workspace`); `closed_by`:
+    why each window closed (`Stitcher.closed_by`), reported on its build event."""
     # NOTE: a run allocates one long-lived record per task; pausing the cyclic GC meanwhile
     # avoids repeated full collections over them. Its own pause, not only the caller's: the
     # run happens lazily on the first `kernel.last_run` access.
     with gc_paused():
         if compiled.core() == "compiled":
             result = compiled.simulate_compiled(tasks, spec, kernel, sched_mode, workspace,
-                                                sched_threads)
+                                                sched_threads, closed_by)
             if result is not None:
                 return result
         if isinstance(tasks, TaskTable):
             tasks = list(tasks.tasks())
-        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace)
+        return Simulator(spec, sched_mode, sched_threads).run(tasks, kernel, workspace,
+                                                              closed_by)
+
+
+def _reason(closed_by: Sequence[str], w: int) -> str:
+    """Why window `w` closed ("" when not told: a caller other than the stitcher)."""
+    return closed_by[w] if w < len(closed_by) else ""

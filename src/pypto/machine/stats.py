@@ -72,7 +72,7 @@ def in_order_sum(values: Any) -> float:
 def run_stats(tally: Tally, runs: int, aic: int, aiv: int, build_end: float,
               windows: list[tuple], builds: float, sched: float,
               threads: int, host_start: float = 0.0) -> dict[str, Any]:
-    """The stats dict; `windows`: (instances, tasks, cross edges, workspace) per window;
+    """The stats dict; `windows`: (instances, tasks, cross edges, workspace, why it closed) per window;
     `builds`, `sched`: the summed durations of the control thread's builds and of the
     scheduler threads' records, added in record order from 0 (`in_order_sum`, as every
     core sums them); `host_start`: the

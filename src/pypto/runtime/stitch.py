@@ -3,10 +3,11 @@ into windows (device tasks) of at most `stitch_function_max_num` instances, with
 dependencies between their tasks.
 
 Takes the executor's per-call task records → a task DAG per window. A window closes at
-`stitch_function_max_num` instances, when its call-op count would pass `stitch_function_size`,
-before a loop marked `submit_before_loop`, and, with a workspace budget (`max_workspace_kb`,
-PyPTO's memory-driven stitch), before the instance that would overflow it
-(`runtime.workspace`). What sharing a window means for the tasks — the cross-instance GM
+`stitch_function_max_num` instances (at most 1024, the device's hard cap, which the option's
+range enforces), when its call-op count would pass `stitch_function_size`, before a loop
+marked `submit_before_loop`, and, with a workspace budget (`max_workspace_kb`, PyPTO's
+memory-driven stitch), before the instance that would overflow it (`runtime.workspace`); why
+each window closed is kept (`closed_by`) for its build event. What sharing a window means for the tasks — the cross-instance GM
 dependencies — is `runtime.instance_links`, from the program's `runtime.slot_facts`.
 """
 from __future__ import annotations
@@ -46,6 +47,10 @@ class Stitcher:
         self.max_calls = max_calls
         self.meter = WorkspaceMeter(facts.temps, facts.scratch, workspace_budget, device_bytes)
         self.window = 0
+        # why each closed window closed: "instances" (stitch_function_max_num), "calls"
+        # (stitch_function_size), "workspace" (max_workspace_kb), "loop" (before a loop marked
+        # submit_before_loop), "end"; the simulator reports it on the window's build event
+        self.closed_by: list[str] = []
         self.instances_in_window = 0
         self.calls_in_window = 0
         self.total_instances = 0
@@ -105,10 +110,10 @@ class Stitcher:
     def begin_instance(self, calls: int) -> int:
         """Start a root instance of `calls` call ops; returns its index inside the window."""
         self._end_instance()
-        if self.instances_in_window and (
-                self.instances_in_window >= self.max_instances
-                or self.calls_in_window + calls > self.max_calls):
-            self._close(self.count)
+        if self.instances_in_window and self.instances_in_window >= self.max_instances:
+            self._close(self.count, "instances")
+        elif self.instances_in_window and self.calls_in_window + calls > self.max_calls:
+            self._close(self.count, "calls")
         self.instances_in_window += 1
         self.calls_in_window += calls
         self.total_instances += 1
@@ -179,11 +184,12 @@ class Stitcher:
             self.meter.add_box((sid, offs, valid), itemsize)
         return row
 
-    def flush(self) -> None:
-        """Close the current window; the dependencies across the instances of every window
+    def flush(self, reason: str = "end") -> None:
+        """Close the current window (`reason`: "end" of the run, or "loop" before a loop
+        marked submit_before_loop); the dependencies across the instances of every window
         are resolved by now."""
         self._end_instance()
-        self._close(self.count)
+        self._close(self.count, reason)
         self.settle()
         if self._unlinked:
             with gc_paused():
@@ -214,7 +220,7 @@ class Stitcher:
         first = self._instance_start
         self.instances_in_window -= 1
         self.calls_in_window -= self._instance_calls
-        self._close(first)
+        self._close(first, "workspace")
         self.instances_in_window, self.calls_in_window = 1, self._instance_calls
         if self.rows is not None:
             self.rows.move(first, self.window)
@@ -226,9 +232,10 @@ class Stitcher:
                 self.meter.add(t)
         self.meter.end_instance(self._instance_root)
 
-    def _close(self, end: int) -> None:
+    def _close(self, end: int, reason: str) -> None:
         if self.instances_in_window == 0:
             return
+        self.closed_by.append(reason)
         if self._batched:   # linked with the other windows of its batch, at `flush`
             self._unlinked.append(end)
         else:

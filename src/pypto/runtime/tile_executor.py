@@ -146,7 +146,7 @@ class TileExecutor:
 
     def _before_loop(self, loop: Loop) -> None:
         if loop.submit_before_loop and self.stitcher is not None:
-            self.stitcher.flush()  # the work so far is submitted before the loop starts
+            self.stitcher.flush("loop")  # the work so far is submitted before the loop starts
 
     def _run_block(self, block: Block) -> None:
         self.block_instances[block.name] += 1
