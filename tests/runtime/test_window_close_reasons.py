@@ -10,7 +10,6 @@ from pypto.errors import PyptoError
 from pypto.machine import compiled
 
 F32 = pypto.DT_FP32
-DYN = pypto.DYNAMIC
 
 
 def _rows(**options):
@@ -59,16 +58,9 @@ def test_a_loop_marked_submit_before_loop_closes_the_window_before_it():
 
 def test_a_workspace_budget_closes_windows():
     """16 KiB of workspace per instance, a 40 KiB budget: windows of two instances."""
-    @pypto.frontend.jit(runtime_options={"max_workspace_kb": 40, "stitch_function_max_num": 64,
-                                         "numerics": "timing_only"})
-    def k(a: pypto.Tensor([DYN, 64], pypto.DT_FP16), b: pypto.Tensor([64, 64], pypto.DT_FP16),
-          y: pypto.Tensor([DYN, 64], F32)):
-        pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])
-        pypto.set_vec_tile_shapes(64, 64)
-        for i in pypto.loop(0, a.shape[0], 64, name="L"):
-            y[i:, :] = pypto.exp(pypto.matmul(pypto.view(a, [64, 64], [i, 0]), b, F32) * 0.1)
-
-    k(torch.randn(512, 64).half(), torch.randn(64, 64).half(), torch.zeros(512, 64))
+    from test_task_rows import budget_windows
+    k, args = budget_windows()
+    k(*args)
     reasons = _reasons(k)
     assert reasons[-1] == "end" and set(reasons[:-1]) == {"workspace"} and len(reasons) >= 3
 
