@@ -151,3 +151,25 @@ def test_runs_stitched_differently_still_pair_in_program_order(tmp_path):
     m = report["matched"]
     assert (m["instances"], m["sim_only"], m["board_only"]) == (8, 0, 0)
     assert m["sim_share"] == m["board_share"] == 1.0 and m["tasks"] >= 8
+
+
+def test_our_softmax_against_pyptos_trace_of_the_same_shapes():
+    """The sample is PyPTO 0.2.0's own simulator on examples/.../softmax at [32, 32, 1, 256]:
+    the same 32 root instances of 8 vector tasks, numbered from call 1 where ours start at
+    0; every task pairs (in order within an instance), and the report says so. Its times are
+    another simulator's, about 7x ours per task: far beyond what one constant's scale explains,
+    which the report says instead of naming a mechanism."""
+    import runpy
+    example = os.path.join(HERE, "..", "..", "examples", "02_intermediate", "operators",
+                           "softmax", "softmax.py")
+    kernel = runpy.run_path(example, run_name="compare_test")["softmax_kernel"]
+    x = torch.rand(32, 32, 1, 256)
+    kernel(x, torch.zeros_like(x))
+    report = kernel.last_run.compare(os.path.join(SAMPLES, "softmax_merged_swimlane.json"))
+    m = report["matched"]
+    assert (m["tasks"], m["instances"], m["sim_only"], m["board_only"]) == (256, 32, 0, 0)
+    assert m["sim_share"] == m["board_share"] == 1.0
+    assert "256 tasks paired in 32 instances (100 %" in format_text(report)
+    (leaf,) = report["leaves"]
+    assert 5 < leaf["ratio_median"] < 10
+    assert report["mechanisms"]["points_at"] == []

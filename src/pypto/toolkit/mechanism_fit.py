@@ -28,6 +28,7 @@ POINT_OFF = 0.10      # |scale - 1| beyond which a mechanism is named
 POINT_EXPLAINS = 0.25  # ... and the share of the error its own scale must remove
 _TRIM = 0.95
 _LOG_RANGE = (np.log(0.2), np.log(5.0))
+_BOUNDS = (0.2 * 1.01, 5.0 / 1.01)   # a best scale beyond these sits on the search bound
 _SAME = 1e-3
 
 
@@ -136,6 +137,8 @@ def _row(m: str, share: float, single: tuple[float, float] | None, joint: dict[s
     if single is not None:
         row.update(status="fitted", scale=joint[m], alone_scale=single[0],
                    explains=(base - single[1]) / base if base > 0 else 0.0)
+        if not _BOUNDS[0] < single[0] < _BOUNDS[1]:
+            row["status"] = "at the search bound (the gap is beyond what this scale explains)"
     elif m in alias:
         row.update(status=f"not separable from {alias[m]}", scale=joint.get(alias[m]))
     else:

@@ -134,7 +134,8 @@ def _by_key(a: list[Instance], b: list[Instance]) -> TaskPairs:
         if y is None:
             sa += x.tasks
             continue
-        got, only_x, only_y = _by_call(x, y)
+        got, only_x, only_y = _by_call(x, y) if x.shape != y.shape else \
+            (list(zip(x.tasks, y.tasks)), [], [])   # (same shape: in order, whatever the numbers)
         left += [t for t, _ in got]
         right += [t for _, t in got]
         sa += only_x
