@@ -173,3 +173,13 @@ def test_our_softmax_against_pyptos_trace_of_the_same_shapes():
     (leaf,) = report["leaves"]
     assert 5 < leaf["ratio_median"] < 10
     assert report["mechanisms"]["points_at"] == []
+
+
+def test_long_leaf_names_are_shown_by_their_distinguishing_end(tmp_path):
+    sim, board = _runs(tmp_path, "")
+    report = compare_runs(trace.load(_write(sim, tmp_path / "s")),
+                          trace.load(_write(board, tmp_path / "b")))
+    text = format_text(report)
+    shown = [line.split()[0] for line in text.splitlines()[4:4 + len(report["leaves"])]]
+    assert len(set(shown)) == len(report["leaves"]) == 2
+    assert all(s.startswith("...") and s[-5:-1] == "leaf" for s in shown)

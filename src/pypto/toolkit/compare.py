@@ -184,14 +184,20 @@ def format_text(report: dict[str, Any]) -> str:
                      f"  board/sim {ratio}")
     lines.append("  leaves (board/sim duration: median [p10, p90]):")
     for row in report["leaves"][:12]:
-        lines.append(f"    {row['leaf'][:40]:<40} {row['tasks']:6} tasks  {row['ratio_median']:.3f}"
-                     f" [{row['ratio_p10']:.3f}, {row['ratio_p90']:.3f}]")
+        lines.append(f"    {_tail(row['leaf'], 40):<40} {row['tasks']:6} tasks  "
+                     f"{row['ratio_median']:.3f} [{row['ratio_p10']:.3f}, "
+                     f"{row['ratio_p90']:.3f}]")
     lines += _mechanism_lines(report["mechanisms"])
     for who in ("sim", "board"):
         if m[f"{who}_only"]:
             lines.append(f"  unpaired in the {who} run: {m[f'{who}_only']} tasks, e.g. "
                          + ", ".join(m[f"{who}_only_names"][:5]))
     return "\n".join(lines)
+
+
+def _tail(name: str, width: int) -> str:
+    """A long leaf name by its end, where leaves of one kernel differ (`...leaf3`)."""
+    return name if len(name) <= width else "..." + name[len(name) - width + 3:]
 
 
 def _mechanism_lines(fit: dict[str, Any]) -> list[str]:
