@@ -31,7 +31,8 @@ LAYERS = {
     "toolkit": 9,
     **dict.fromkeys(["driver", "call_record"], 10),
     "tune": 11,
-    **dict.fromkeys(["pypto", "compat", "experimental", "testing", "cli", "moved_modules"], 12),
+    **dict.fromkeys(["pypto", "compat", "experimental", "testing", "cli", "moved_modules",
+                     "calibration"], 12),
 }
 
 

@@ -29,7 +29,7 @@ SUBCOMMANDS = {
     "analyze": ("pypto.toolkit.analyze",
                 "busy/idle, bubbles, critical path, per-leaf stats and tuning advice"),
     "diff": ("pypto.toolkit.diff", "compare two runs: totals, per-leaf deltas, both swimlanes"),
-    "compare": ("pypto.toolkit.compare",
+    "compare": ("pypto.calibration.compare_command",
                 "a simulated run against a board's trace: times, per-leaf ratios, and which "
                 "of the model's mechanisms the gap points at"),
     "graph": ("pypto.toolkit.graph",
@@ -38,6 +38,9 @@ SUBCOMMANDS = {
                "run a script's kernels again with knobs changed (--set), and diff the runs"),
     "tune": ("pypto.tune.report",
              "tune the kernels a script calls on the simulated machine; an HTML report each"),
+    "calibrate": ("pypto.calibration.command",
+                  "fit the simulated machine's constants to board traces of a script's kernel "
+                  "calls; writes a machine preset TOML"),
 }
 
 

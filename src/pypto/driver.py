@@ -23,6 +23,7 @@ import inspect
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from pypto import _config
@@ -40,6 +41,7 @@ from pypto.frontend.guards import GlobalGuards
 from pypto.frontend.signature import KernelSignature, check_source
 from pypto.gc_pause import gc_paused
 from pypto.ir.program import Program
+from pypto.machine.spec import MachineSpec
 from pypto.machine.spec import load as machine_spec
 from pypto.machine.spec import resolve as resolve_machine
 from pypto.passes import CompiledProgram, compile_program
@@ -176,6 +178,23 @@ class JitKernel:
         return record
 
     @user_facing
+    def retimed(self, record: CallRecord, machine: MachineSpec | str) -> CallRecord:
+        """`record`'s call timed on `machine` (a `MachineSpec`, preset name or TOML path)
+        with its compiled program unchanged: the structure a compiler decided stays and only
+        the machine's costs change, which is what calibrating against a board needs
+        (`evaluate(knobs={"machine": ...})` recompiles for the new machine instead). Runs as
+        `evaluate` does: timing only where the control flow allows (else on copies of the
+        arguments as they are now), leaving `kernel.last` and the caches untouched."""
+        spec = machine if isinstance(machine, MachineSpec) else machine_spec(machine)
+        compiled = replace(record.compiled, spec=spec)
+        entry = CacheEntry(record.program, compiled, ExecutionPlan(compiled), record.sites)
+        bound, _, symbols = self.bind(record.args, record.kwargs)
+        run = replace(record.options, runtime_debug_mode=0, compile_debug_mode=0)
+        with gc_paused():
+            return self._run_entry(entry, record.args, record.kwargs, (bound, symbols),
+                                   Variant(True, None, None, False), run)
+
+    @user_facing
     def whatif(self, overrides: Mapping[str, Any] | None = None, /, **more: Any) -> Any:
         """The last call again with knobs changed, timing only; a `tune.whatif.WhatIf`
         (before/after runs and table; `.write(folder)` for both run folders and the diff
@@ -245,10 +264,11 @@ class JitKernel:
         return entry
 
     def _run_entry(self, entry: CacheEntry, args: tuple, kwargs: dict, binding: tuple,
-                   variant: Variant) -> CallRecord:
+                   variant: Variant, run: RunOptions | None = None) -> CallRecord:
         """Run a compiled program on a call's arguments (copies, for a variant that computes)
-        and write its folder; -> the call's record."""
-        run = RunOptions.from_scope(opt.lookup)
+        and write its folder; -> the call's record. `run`: the run options (default: the
+        option scope's)."""
+        run = run or RunOptions.from_scope(opt.lookup)
         if variant is not Variant.NONE:
             run = variant.numerics(run, self._timing_only_refusal(entry.program, run))
             if run.numerics != "timing_only":   # computed on copies: the caller's outputs stay

@@ -61,13 +61,18 @@ def _merge(base: dict, over: dict) -> dict:
 
 
 def _read(path: str) -> dict:
-    """A preset's table; `base = "name"` inherits every number not overridden."""
+    """A preset's table; `base = "name"` (a preset, or a TOML path relative to this file)
+    inherits every number not overridden."""
     with open(path, "rb") as f:
         raw = tomllib.load(f)
     parent = raw.pop("base", None)
     if parent is None:
         return raw
-    return _merge(_read(os.path.join(_HERE, f"{parent}.toml")), raw)
+    where = os.path.join(os.path.dirname(os.path.abspath(path)), parent) \
+        if parent.endswith(".toml") else os.path.join(_HERE, f"{parent}.toml")
+    if not os.path.exists(where):
+        raise PyptoValueError(f"machine '{path}': its base '{parent}' does not exist")
+    return _merge(_read(where), raw)
 
 
 # tables whose entries are looked up with a default: a machine may list only some of them
@@ -112,11 +117,26 @@ def _load(name: str) -> MachineSpec:
     if not os.path.exists(path):
         raise PyptoValueError(f"unknown machine preset '{name}'; available: "
                               f"{', '.join(presets())}")
-    raw = _read(path)
+    return from_table(_read(path), path)
+
+
+def table(name: str | None = None) -> dict:
+    """The numbers of preset `name` (or a TOML path) as nested tables, a preset it inherits
+    (`base = ...`) merged in: what `from_table` takes (a calibration edits a copy)."""
+    name = resolve(name)
+    path = name if name.endswith(".toml") else os.path.join(_HERE, f"{name}.toml")
+    if not os.path.exists(path):
+        _load(name)   # the error naming the file or the presets
+    return _read(path)
+
+
+def from_table(raw: dict, where: str = "<table>") -> MachineSpec:
+    """A spec from nested tables holding every number of a2a3.toml (`where` names them in
+    the error when some are missing)."""
     missing = _missing(_read(os.path.join(_HERE, "a2a3.toml")), raw)
     if missing:
         raise PyptoValueError(
-            f"machine '{path}' lacks {', '.join(missing)}; give every number of a2a3.toml, or "
+            f"machine '{where}' lacks {', '.join(missing)}; give every number of a2a3.toml, or "
             f"inherit the others with base = \"a2a3\" at the top of the file")
     b = raw["buffers"]
     return MachineSpec(raw["name"], raw["clock_mhz"], raw["cores"]["aic"], raw["cores"]["aiv"],

@@ -245,7 +245,10 @@ def _cube(task: SimTask, op: TileOp, windows: tuple, spec: MachineSpec) -> None:
     k0 = spec.cube["k0"].get(op.src.inputs[0].dtype.name[3:].lower(), 16)
     # one MAD per L0 step (an mL0 x nL0 block over a kL0 slice of K), each with its head
     mads = (-(-m // plan.m_l0) * -(-n // plan.n_l0) * -(-k // plan.k_l0)) if plan else 1
-    mad_cycles = spec.cube["mad_head_cycles"] * mads + -(-m // 16) * -(-k // k0) * -(-n // 16)
+    # a 16 x 16 x 16 fractal step per cycle is 4096 MACs: a calibrated (slower) cube rate
+    # stretches the steps, the MAD heads stay
+    mad_cycles = spec.cube["mad_head_cycles"] * mads + -(-m // 16) * -(-k // k0) * -(-n // 16) \
+        * (4096 / spec.cube["mac_per_cycle_fp16"])
     task.cube_cycles += mad_cycles
     a_bytes = bytes_of(op.src.inputs[0].dtype)
     b_bytes = bytes_of(op.src.inputs[1].dtype)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -229,14 +229,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write a page with both swimlanes on one time axis")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace,
+        extra: Callable[[dict[str, Any], SwimlaneData], list[str]] | None = None) -> int:
+    """The command; `extra(report, board)` may add to the report and returns the lines it
+    adds to the text (`calibration.compare_command`: the re-simulated attribution)."""
     try:
         spec = load_spec(args.machine)
     except Exception as e:   # an unknown preset or a malformed TOML: named by spec.load
         raise ToolkitError(f"compare --machine: {e}") from None
     sim, board = trace.load(args.sim), trace.load(args.board)
     report = compare_runs(sim, board, spec)
-    print(json.dumps(report, indent=1, sort_keys=True) if args.json else format_text(report))
+    lines = extra(report, board) if extra is not None else []
+    print(json.dumps(report, indent=1, sort_keys=True) if args.json
+          else "\n".join([format_text(report), *lines]))
     if args.output:
         from pypto.toolkit.viewer import render_diff_html
         path = render_diff_html(sim, board, _page_report(report), args.output,

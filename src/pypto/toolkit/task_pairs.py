@@ -116,10 +116,20 @@ def pair_tasks(sim: SwimlaneData, board: SwimlaneData) -> TaskPairs:
 
 def _same_numbering(a: list[Instance], b: list[Instance]) -> bool:
     """Whether both runs number their instances alike (the same stitching): most instances
-    of the smaller run have a counterpart of the same key and shape in the other."""
-    theirs = {x.key: x.shape for x in b}
-    same = sum(theirs.get(x.key) == x.shape for x in a)
+    of the smaller run have a counterpart of the same key and shape in the other (`_alike`)."""
+    theirs = {x.key: x for x in b}
+    same = sum(x.key in theirs and _alike(x, theirs[x.key]) for x in a)
     return bool(a) and bool(b) and same >= 0.9 * min(len(a), len(b))
+
+
+def _alike(x: Instance, y: Instance) -> bool:
+    """The same instance in both runs: the same core type at every call both have, and the
+    calls of one all in the other (a trace that lost tasks lacks some)."""
+    if x.shape == y.shape:
+        return True
+    mine, theirs = dict(zip(x.calls, x.shape)), dict(zip(y.calls, y.shape))
+    small, big = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+    return all(big.get(c) == kind for c, kind in small.items())
 
 
 def _by_key(a: list[Instance], b: list[Instance]) -> TaskPairs:
@@ -186,3 +196,10 @@ def _program_order(key: tuple) -> tuple:
     if window == "task":
         return (1, instance, 0)
     return (0, window if isinstance(window, int) else -1, instance)
+
+
+def task_keys(data: SwimlaneData) -> list[tuple | None]:
+    """Each task's place in the program, (window, instance, call): the same task of two runs
+    of one compiled kernel has the same key whatever its timing (None: a name without one)."""
+    owner, calls = instances(data.task_columns), _calls(data)
+    return [None if o is None else (*o, c) for o, c in zip(owner, calls)]

@@ -1,0 +1,39 @@
+"""One kernel call re-timed on a candidate machine, read back as the swimlane a board writes.
+
+A calibration varies the machine's costs, never the compiled program: the board ran what its
+compiler decided, so `JitKernel.retimed` keeps the record's compiled structure and only the
+constants change. The run is read through our own trace writer and reader, so our features
+and a board's come from the same kind of file (`observed`).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from pypto.machine.result import SimResult
+from pypto.machine.spec import from_table
+from pypto.profiling.swimlane import SwimlaneData
+from pypto.profiling.swimlane_reader import parse_swimlane
+from pypto.profiling.swimlane_writer import swimlane_text
+
+
+class KernelCall(NamedTuple):
+    """A kernel call to calibrate on: its name, its `JitKernel` and its `CallRecord`."""
+
+    name: str
+    kernel: Any
+    record: Any
+
+    def run_on(self, table: dict) -> SimResult:
+        """The call's simulated run on the machine `table` (nested tables, `spec.table`)."""
+        spec = from_table(table, f"calibration of {self.name}")
+        return self.kernel.retimed(self.record, spec).run
+
+    def trace_on(self, table: dict) -> SwimlaneData:
+        """The call's run on `table` as a parsed swimlane."""
+        return trace_of(self.run_on(table))
+
+
+def trace_of(result: SimResult) -> SwimlaneData:
+    """`result` as our trace writer writes it, parsed back."""
+    return parse_swimlane(json.loads("".join(swimlane_text(result))))
