@@ -185,9 +185,12 @@ class JitKernel:
         (`evaluate(knobs={"machine": ...})` recompiles for the new machine instead). Runs as
         `evaluate` does: timing only where the control flow allows (else on copies of the
         arguments as they are now), leaving `kernel.last` and the caches untouched."""
+        if record.plan is None:
+            raise PyptoValueError(f"kernel '{self.__name__}': the call to re-time did not run "
+                                  f"(compile_stage stopped it), so it has nothing to time")
         spec = machine if isinstance(machine, MachineSpec) else machine_spec(machine)
-        compiled = replace(record.compiled, spec=spec)
-        entry = CacheEntry(record.program, compiled, ExecutionPlan(compiled), record.sites)
+        plan = record.plan.with_spec(spec)
+        entry = CacheEntry(record.program, plan.compiled, plan, record.sites)
         bound, _, symbols = self.bind(record.args, record.kwargs)
         run = replace(record.options, runtime_debug_mode=0, compile_debug_mode=0)
         with gc_paused():

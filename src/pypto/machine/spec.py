@@ -93,6 +93,12 @@ def _missing(reference: dict, raw: dict, prefix: str = "") -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _reference() -> dict:
+    """a2a3.toml's table: the numbers every machine gives (read only, never handed out)."""
+    return _read(os.path.join(_HERE, "a2a3.toml"))
+
+
 def presets() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(_HERE) if f.endswith(".toml"))
 
@@ -133,7 +139,7 @@ def table(name: str | None = None) -> dict:
 def from_table(raw: dict, where: str = "<table>") -> MachineSpec:
     """A spec from nested tables holding every number of a2a3.toml (`where` names them in
     the error when some are missing)."""
-    missing = _missing(_read(os.path.join(_HERE, "a2a3.toml")), raw)
+    missing = _missing(_reference(), raw)
     if missing:
         raise PyptoValueError(
             f"machine '{where}' lacks {', '.join(missing)}; give every number of a2a3.toml, or "

@@ -13,6 +13,8 @@ through `compiled`; they are filled when first needed (a run reaches only some o
 """
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from typing import Any, Callable
 
 from pypto.ir.program import Block
@@ -48,6 +50,15 @@ class ExecutionPlan:
         self._operands: dict[int, tuple[list, list]] = {}
         self._checks: dict[int, BlockChecks] = {}
         self._slot_facts: SlotFacts | None = None
+
+    def with_spec(self, spec: Any) -> ExecutionPlan:
+        """This plan timed on machine `spec`: the same program and every memo shared (none
+        depends on the machine), only `compiled.spec` differs, which the costs read
+        (`JitKernel.retimed`: a calibration re-times one call on many machines)."""
+        other = copy.copy(self)
+        other.compiled = replace(self.compiled, spec=spec)
+        other.spares = SpareBuffers()
+        return other
 
     def expr_function(self, e: Expr) -> Callable[..., int]:
         fn = self.expr_functions[e] = expr_function(e)
