@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from pypto.calibration.fit import FitResult, fit
 from pypto.calibration.observed import Target
 from pypto.calibration.runs import KernelCall
 from pypto.profiling.swimlane import SwimlaneData
+
+PROGRESS_EVERY = 20
 
 
 @dataclass
@@ -69,8 +71,9 @@ class Problem:
     """The kernels, their targets and the constants: `residuals(p)` for log factors p."""
 
     def __init__(self, calls: Sequence[KernelCall], targets: Sequence[Target], table: dict,
-                 names: list[str]):
+                 names: list[str], progress: Callable[[str], None] | None = None):
         self.calls, self.targets, self.table, self.names = list(calls), list(targets), table, names
+        self.progress, self.evaluations = progress, 0
         self.old = {n: constants.get(table, n) for n in names}
 
     def values(self, p: np.ndarray) -> dict[str, float]:
@@ -83,6 +86,10 @@ class Problem:
         return out
 
     def per_kernel(self, p: np.ndarray) -> list[np.ndarray]:
+        self.evaluations += 1
+        if self.progress is not None and self.evaluations % PROGRESS_EVERY == 0:
+            self.progress(f"calibrate: {self.evaluations} re-simulations of {len(self.calls)} "
+                          f"kernel calls")
         table = constants.with_values(self.table, self.values(p))
         return [t.residuals(c.trace_on(table)) for c, t in zip(self.calls, self.targets)]
 
@@ -96,20 +103,22 @@ class Problem:
 
     def subset(self, keep: Sequence[int]) -> Problem:
         return Problem([self.calls[k] for k in keep], [self.targets[k] for k in keep],
-                       self.table, self.names)
+                       self.table, self.names, self.progress)
 
 
 def calibrate(calls: Sequence[KernelCall], boards: Sequence[SwimlaneData], table: dict,
               free: Sequence[str] = (), fix: Sequence[str] = (),
-              board_names: Sequence[str] = (), held_out: bool = True) -> Calibration:
+              board_names: Sequence[str] = (), held_out: bool = True,
+              progress: Callable[[str], None] | None = None) -> Calibration:
     """Fit `table`'s constants (the fitted ones, plus `free`, less `fix`) to `boards`, one
-    per call in `calls` (see the module docstring)."""
+    per call in `calls` (see the module docstring); `progress` hears a line every
+    `PROGRESS_EVERY` re-simulations of all the calls."""
     names = constants.chosen(table, free, fix)
     labels = [f"{c.name} ({os.path.basename(n)})" for c, n in zip(calls, board_names)] \
         if len(board_names) == len(calls) else [c.name for c in calls]
     targets = [Target.of(label, c.trace_on(table), b)
                for label, c, b in zip(labels, calls, boards)]
-    problem = Problem(calls, targets, table, names)
+    problem = Problem(calls, targets, table, names, progress)
     result = fit(problem.residuals, names)
     before = [KernelError.of(t, r) for t, r in zip(targets, problem.per_kernel(0 * result.p))]
     p = _kept(result)

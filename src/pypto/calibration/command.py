@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     calls = calls_of(args.kernel, len(boards))
     try:
         cal = calibrate(calls, boards, base, args.free, args.fix, args.boards,
-                        held_out=not args.no_held_out)
+                        held_out=not args.no_held_out,
+                        progress=lambda line: print(line, file=sys.stderr, flush=True))
     except PyptoError as e:
         raise ToolkitError(str(e)) from None
     path = write_preset(cal, args.output, resolve(args.machine))
