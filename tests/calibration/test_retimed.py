@@ -46,3 +46,17 @@ def test_a_call_that_did_not_run_cannot_be_retimed():
         k(torch.rand(256, 512), torch.zeros(256, 512))
     with pytest.raises(PyptoValueError, match="did not run"):
         k.retimed(k.last, "a2a3")
+
+
+def test_a_run_read_from_its_trace_or_directly_has_the_same_features():
+    from pypto.calibration.observed import Target
+    from pypto.calibration.run_times import RunTimes
+    from pypto.calibration.runs import trace_of
+    k = _kernel(stitch_function_max_num=2)
+    k(torch.rand(256, 512), torch.zeros(256, 512))
+    data = trace_of(k.last_run)
+    target = Target.of("k", data, data)
+    assert len(target.labels) >= 4
+    via_trace = target.features(RunTimes.of_trace(data))
+    direct = target.features(RunTimes.of_result(k.last_run))
+    assert via_trace.tolist() == direct.tolist()

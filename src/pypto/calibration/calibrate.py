@@ -91,7 +91,7 @@ class Problem:
             self.progress(f"calibrate: {self.evaluations} re-simulations of {len(self.calls)} "
                           f"kernel calls")
         table = constants.with_values(self.table, self.values(p))
-        return [t.residuals(c.trace_on(table)) for c, t in zip(self.calls, self.targets)]
+        return [t.residuals(c.times_on(table)) for c, t in zip(self.calls, self.targets)]
 
     def residuals(self, p: np.ndarray) -> np.ndarray:
         """What the fit drives to zero: every feature but the kernel spans, each in units of

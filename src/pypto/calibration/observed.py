@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pypto.calibration.run_times import RunTimes
 from pypto.profiling.swimlane import SwimlaneData
-from pypto.toolkit.compare import kernel_span
 from pypto.toolkit.identity import leaves, windows
 from pypto.toolkit.task_pairs import CORE_KINDS, pair_tasks, task_keys
 
@@ -66,28 +66,27 @@ class Target:
         keys, kinds = task_keys(sim), sim.kind_of(sim.task_columns.lane)
         partner = {keys[s]: b for s, b in zip(pairs.sim.tolist(), pairs.board.tolist())
                    if keys[s] is not None}
-        times = _Times(board, {k: partner[k] for k in partner})
+        ours, theirs = RunTimes.of_trace(sim), RunTimes.of_trace(board, partner)
         leaf = leaves(sim.task_columns)[1]
         groups: dict[str, list[tuple]] = {}
         for t, k in enumerate(keys):
             if k in partner:
                 groups.setdefault(f"{leaf[t]} ({kinds[t]})", []).append(k)
         for label, members in groups.items():
-            out._add(f"task {label}", times.mean_dur(members), times.dur_error(members))
+            out._add(f"task {label}", theirs.mean_dur(members), theirs.dur_error(members))
             out.groups.append(members)
-        for shape, (mean, error) in _build_means(board, sim).items():
+        for shape, (mean, error) in theirs.build_means(ours.builds).items():
             out._add(f"build {shape[0]} instances, {shape[1]} cross edges", mean, error)
             out.builds.append(shape)
         for kind, edges in _edges(sim, keys, kinds, set(partner)).items():
-            out._add(f"dependency hop to {kind}", *_median(times.hops(edges)))
+            out._add(f"dependency hop to {kind}", *_median(theirs.hops(edges)))
             out.hops.append(edges)
         entry = _entry_tasks(sim, keys, set(partner))
-        leads = times.leads(entry, _build_end(board))
-        if leads is not None and entry:
+        leads = theirs.leads(entry)
+        if leads is not None and ours.leads(entry) is not None:
             out._add("first launch", *_median(leads))
             out.lead = entry
-        start, end = kernel_span(board)
-        out._add("kernel span", end - start, FLOOR)
+        out._add("kernel span", theirs.span[1] - theirs.span[0], FLOOR)
         return out
 
     def _add(self, label: str, value: float, error: float) -> None:
@@ -95,55 +94,25 @@ class Target:
         self.board.append(value)
         self.error.append(max(FLOOR, error))
 
-    def features(self, sim: SwimlaneData) -> np.ndarray:
+    def features(self, run: RunTimes) -> np.ndarray:
         """Our run's features, in the order of `board` (NaN where a feature is missing)."""
-        keys = task_keys(sim)
-        times = _Times(sim, {k: t for t, k in enumerate(keys) if k is not None})
-        out = [times.mean_dur(members) for members in self.groups]
-        means = _build_means(sim, sim)
+        out = [run.mean_dur(members) for members in self.groups]
+        means = run.build_means()
         out += [means.get(shape, (float("nan"), 0.0))[0] for shape in self.builds]
-        out += [_median(times.hops(edges))[0] for edges in self.hops]
+        out += [_median(run.hops(edges))[0] for edges in self.hops]
         if self.lead:
-            leads = times.leads(self.lead, _build_end(sim))
+            leads = run.leads(self.lead)
             out.append(float("nan") if leads is None else _median(leads)[0])
-        start, end = kernel_span(sim)
-        out.append(end - start)
+        out.append(run.span[1] - run.span[0])
         return np.asarray(out, dtype=np.float64)
 
-    def residuals(self, sim: SwimlaneData) -> np.ndarray:
+    def residuals(self, run: RunTimes | SwimlaneData) -> np.ndarray:
         """log(ours / the board's) per feature; 0 where either is below `MIN_US`."""
-        ours, theirs = self.features(sim), np.asarray(self.board)
+        if isinstance(run, SwimlaneData):
+            run = RunTimes.of_trace(run)
+        ours, theirs = self.features(run), np.asarray(self.board)
         ok = (ours > MIN_US) & (theirs > MIN_US)
         return np.where(ok, np.log(np.where(ok, ours, 1.0) / np.where(ok, theirs, 1.0)), 0.0)
-
-
-class _Times:
-    """Start, end and duration of a run's tasks by our task key (`index`: key -> task)."""
-
-    def __init__(self, data: SwimlaneData, index: dict[tuple, int]):
-        tasks = data.task_columns
-        self.index, self.start, self.end = index, tasks.start, tasks.end
-        self.dur = tasks.dur
-
-    def mean_dur(self, members: list[tuple]) -> float:
-        return float(np.mean(self.dur[[self.index[k] for k in members]]))
-
-    def dur_error(self, members: list[tuple]) -> float:
-        """The relative standard error of `mean_dur`."""
-        d = self.dur[[self.index[k] for k in members]]
-        return float(np.std(d) / np.mean(d) / np.sqrt(len(d))) if np.mean(d) > 0 else 1.0
-
-    def hops(self, edges: list[tuple]) -> np.ndarray:
-        """(a task's start - its last predecessor's end) over `edges`."""
-        i = self.index
-        return np.array([self.start[i[s]] - max(self.end[i[p]] for p in preds)
-                         for s, preds in edges])
-
-    def leads(self, entry: list[tuple], build_end: float | None) -> np.ndarray | None:
-        """The starts of the `entry` tasks less the first build's end."""
-        if build_end is None or not entry:
-            return None
-        return self.start[[self.index[k] for k in entry]] - build_end
 
 
 def _edges(sim: SwimlaneData, keys: list, kinds: np.ndarray,
@@ -168,38 +137,3 @@ def _entry_tasks(sim: SwimlaneData, keys: list, paired: set) -> list[tuple]:
     on = sim.on(sim.task_columns.lane, *CORE_KINDS).tolist()
     return [k for t, (k, w, c) in enumerate(zip(keys, windows(sim.task_columns), on))
             if c and w == 0 and k in paired and t not in entered]
-
-
-def _build_end(data: SwimlaneData) -> float | None:
-    """The end of the first window's build, from our AICPU lanes (None: not in the trace)."""
-    cpu = data.aicpu_columns
-    ends = [e for n, e in zip(cpu.name, cpu.end.tolist()) if n == "build window 0"]
-    return ends[0] if ends else None
-
-
-def _mean(values: list) -> float:
-    got = [v for v in values if v is not None]
-    return float(np.mean(got)) if got else float("nan")
-
-
-def _build_means(data: SwimlaneData, shapes_from: SwimlaneData
-                 ) -> dict[tuple, tuple[float, float]]:
-    """Mean window build time by (instances, cross edges), and its relative standard error,
-    from our AICPU lanes' "build
-    window N" events; a trace without them has none. A board's builds take the shapes of
-    `shapes_from`'s windows of the same number (a board's trace need not say them)."""
-    def builds(d: SwimlaneData) -> dict[int, tuple[float, tuple]]:
-        cpu = d.aicpu_columns
-        out = {}
-        inst, edges = cpu.args.values("instances", None), cpu.args.values("cross_edges", None)
-        for i, (name, dur) in enumerate(zip(cpu.name, cpu.dur.tolist())):
-            if name.startswith("build window "):
-                out[int(name.rsplit(" ", 1)[1])] = (dur, (inst[i], edges[i]))
-        return out
-    ours, shapes = builds(data), builds(shapes_from)
-    groups: dict[tuple, list[float]] = {}
-    for w, (dur, _) in ours.items():
-        if w in shapes and None not in shapes[w][1]:
-            groups.setdefault(shapes[w][1], []).append(dur)
-    return {shape: (float(np.mean(d)), float(np.std(d) / np.mean(d) / np.sqrt(len(d))))
-            for shape, d in sorted(groups.items())}

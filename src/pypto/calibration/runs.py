@@ -2,14 +2,15 @@
 
 A calibration varies the machine's costs, never the compiled program: the board ran what its
 compiler decided, so `JitKernel.retimed` keeps the record's compiled structure and only the
-constants change. The run is read through our own trace writer and reader, so our features
-and a board's come from the same kind of file (`observed`).
+constants change. The run is read as the times our trace writer would write (`run_times`), so our
+features and a board's are measured alike (`observed`).
 """
 from __future__ import annotations
 
 import json
 from typing import Any, NamedTuple
 
+from pypto.calibration.run_times import RunTimes
 from pypto.machine.result import SimResult
 from pypto.machine.spec import from_table
 from pypto.profiling.swimlane import SwimlaneData
@@ -32,6 +33,10 @@ class KernelCall(NamedTuple):
     def trace_on(self, table: dict) -> SwimlaneData:
         """The call's run on `table` as a parsed swimlane."""
         return trace_of(self.run_on(table))
+
+    def times_on(self, table: dict) -> RunTimes:
+        """When the call's tasks and builds happen on `table` (what the features read)."""
+        return RunTimes.of_result(self.run_on(table))
 
 
 def trace_of(result: SimResult) -> SwimlaneData:
