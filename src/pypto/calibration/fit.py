@@ -50,14 +50,18 @@ def fit(fun: Callable[[np.ndarray], np.ndarray], names: list[str],
     r0 = counter(p)
     status = ["fitted"] * n
     active = np.ones(n, dtype=bool)
-    jac = _jacobian(counter, p, r0, active)
-    for j in np.flatnonzero(np.linalg.norm(jac, axis=0) < SEEN):
+    r = r0
+    jac = _jacobian(counter, p, r, active)
+    flat = np.linalg.norm(jac, axis=0) < SEEN
+    for j in np.flatnonzero(flat):
         status[j], active[j] = "not observed by these traces", False
-    for j, others in _confounded(jac, active).items():
+    for j, others in _confounded(jac, active & ~flat).items():
         status[j] = "under-determined: moves the same features as " + \
             ", ".join(names[k] for k in others)
-        active[j] = False
-    p, r, jac = _descend(counter, p, r0, jac, active, max_iter)
+        active[j], p[j] = False, 0.0
+    if not active.all():
+        r = counter(p)
+    p, r, jac = _descend(counter, p, r, jac, active, max_iter)
     sigma = _sigma(jac, r, active)
     loose = [j for j in np.flatnonzero(active) if abs(p[j]) >= BOUND - 1e-9 or
              sigma[j] > LOOSE]

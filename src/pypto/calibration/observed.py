@@ -31,7 +31,7 @@ from pypto.toolkit.identity import leaves, windows
 from pypto.toolkit.task_pairs import CORE_KINDS, pair_tasks, task_keys
 
 MIN_US = 1e-3   # a feature below this (a zero-length gap) is not compared: its log is noise
-FLOOR = 0.002   # the smallest relative standard error a feature is given (a timer's grain)
+FLOOR = 0.002   # the smallest relative standard error a feature is given
 
 
 def _median(values: np.ndarray) -> tuple[float, float]:

@@ -8,9 +8,9 @@ features and a board's are measured alike (`observed`).
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any
 
-from pypto.calibration.run_times import RunTimes
+from pypto.calibration.run_times import KeyCache, RunTimes
 from pypto.machine.result import SimResult
 from pypto.machine.spec import from_table
 from pypto.profiling.swimlane import SwimlaneData
@@ -18,12 +18,13 @@ from pypto.profiling.swimlane_reader import parse_swimlane
 from pypto.profiling.swimlane_writer import swimlane_text
 
 
-class KernelCall(NamedTuple):
-    """A kernel call to calibrate on: its name, its `JitKernel` and its `CallRecord`."""
+class KernelCall:
+    """A kernel call to calibrate on: its name, its `JitKernel` and its `CallRecord` (and the
+    keys of its tasks, found once)."""
 
-    name: str
-    kernel: Any
-    record: Any
+    def __init__(self, name: str, kernel: Any, record: Any):
+        self.name, self.kernel, self.record = name, kernel, record
+        self.keys = KeyCache()
 
     def run_on(self, table: dict) -> SimResult:
         """The call's simulated run on the machine `table` (nested tables, `spec.table`)."""
@@ -36,7 +37,7 @@ class KernelCall(NamedTuple):
 
     def times_on(self, table: dict) -> RunTimes:
         """When the call's tasks and builds happen on `table` (what the features read)."""
-        return RunTimes.of_result(self.run_on(table))
+        return RunTimes.of_result(self.run_on(table), self.keys)
 
 
 def trace_of(result: SimResult) -> SwimlaneData:
