@@ -10,6 +10,7 @@ per kernel its error before and after and when predicted by a fit on the others 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -73,6 +74,12 @@ def calls_of(scripts: list[str], count: int) -> list:
     if len(scripts) not in (1, count):
         raise ToolkitError(f"calibrate: {len(scripts)} --kernel scripts for {count} traces; "
                            f"give one script, or one per trace")
+    with contextlib.redirect_stdout(sys.stderr):   # the script's own prints: not the report
+        recorded = _recorded(scripts, count, script_calls)
+    return [KernelCall(c.name, c.kernel, c.record) for c in recorded]
+
+
+def _recorded(scripts: list[str], count: int, script_calls: Any) -> list:
     if len(scripts) == 1:
         recorded = script_calls(scripts[0], None)
         if len(recorded) < count:
@@ -81,7 +88,7 @@ def calls_of(scripts: list[str], count: int) -> list:
         recorded = recorded[:count]
     else:
         recorded = [script_calls(s, None)[0] for s in scripts]
-    return [KernelCall(c.name, c.kernel, c.record) for c in recorded]
+    return recorded
 
 
 def format_text(report: dict[str, Any]) -> str:
