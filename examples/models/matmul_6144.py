@@ -25,13 +25,13 @@ What the knobs do here:
 
 What our model shows: the first wave of each form has exactly the guide's per-wave L2 hit
 ratio, 1 - (1/(nDim nL1) + 1/(mDim mL1)) / (1/nL1 + 1/mL1): 0.32 for the plain form (one A
-panel, 24 B panels) and 0.81 for the loops. After that A and B (72 MiB each) stay in the
-modelled 192 MiB L2 in both forms, so both read only the compulsory 151 MB from HBM and take
-the same time (full size, 2026-12-03: plain 2512 us, loops 2523 us; the guide: 2.1 and
-1.6 ms). The guide's 2.1 ms is about what the per-wave ratio predicts for every wave (3.5 GB
-from HBM at 1.6 TB/s), i.e. on the board B is not kept across the waves of the plain form,
-while an LRU L2 of 192 MiB keeps it (a re-read every ~78 MB of distinct lines; hw_costs §5
-measures 75.5 MB slices re-read at a 75 % hit rate). That gap is not modelled.
+panel, 24 B panels) and 0.81 for the loops. After that both forms keep B in the 100 MiB
+the modelled L2 keeps (`l2_effective_capacity`): the plain form re-reads B every wave after
+75 MiB of distinct lines (B, one A panel, one row of C tiles), the loops after under 74 MiB,
+so both read only the compulsory 151 MB from HBM and take the same time (full size,
+2026-12-05: plain 1437 us, loops 1450 us; the guide: 2.1 and 1.6 ms). Below 75 MiB the plain
+form streams B every wave (2.85 ms), above it keeps B (1.44 ms): the board's 2.1 ms is in
+between, a partial reuse no LRU capacity gives (docs/calibration.md, "What still disagrees").
 
 Numerics: FP16 inputs, FP32 accumulation, one rounding to FP16 (as the cube's fixpipe does).
 Full-size numerics take 20-45 s per call on a busy 2-core host; the tests use 1536 x 2048 x 256.

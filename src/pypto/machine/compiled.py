@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pypto.machine.memory import l2_kept
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRunColumns
 from pypto.machine.scheduling import SchedulerThreads, build_args
 from pypto.machine.spec import MachineSpec
@@ -97,8 +98,9 @@ def constants(spec: MachineSpec, sched_mode: int, sched_threads: int | None) -> 
         "edge_cycles": a["edge_cycles"], "launch_cycles": a["launch_cycles"],
         "hbm_bw": float(memory["hbm_bytes_per_cycle"]),
         "l2_bw": float(memory["l2_bytes_per_cycle"]),
-        "l2_capacity": memory["l2_capacity"], "l2_line": line,
-        "l2_max_lines": max(1, int(memory["l2_capacity"] // line)),
+        # what L2 keeps, as `memory.Memory` takes it (the LRU and the write-back rule)
+        "l2_capacity": l2_kept(memory), "l2_line": line,
+        "l2_max_lines": max(1, int(l2_kept(memory) // line)),
         "timing": [list(CoreTiming.of(spec, core))[:5] for core in ("AIC", "AIV")],
     }
 

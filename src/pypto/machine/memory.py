@@ -3,7 +3,8 @@
 Takes a task's GM boxes → the bytes that hit L2, the bytes that go to HBM, and whether its
 writes land in L2 (the bandwidth they get is `flow`'s). Keeps: the L2 hits are exactly those of
 the plain definition (`tests/machine/test_l2_lines_brought_in.py`: a line hits when fewer than
-`l2_capacity / l2_line` lines were brought into L2, i.e. missed, since it was last touched).
+`l2_kept / l2_line` lines were brought into L2, i.e. missed, since it was last touched; reads
+and writes alike). What L2 keeps is its effective capacity, not its physical size (`l2_kept`).
 """
 from __future__ import annotations
 
@@ -129,8 +130,8 @@ class L2:
     re-reads of lines older than it push a line out. Counting every access instead (until
     2026-12) erred toward misses far more: a resident working set re-read many times between
     two uses of a line aged it by every re-read (the 6144^3 matmul with L2-aware loops re-reads
-    its B column views after ~650 MB of accesses but ~85 MB of distinct lines, so a 192 MiB
-    L2 keeps them; counting accesses sent 530 MB of them to HBM). `access`
+    its B column views after ~650 MB of accesses but under 74 MiB of distinct lines, so an
+    L2 keeping 100 MiB keeps them; counting accesses sent 530 MB of them to HBM). `access`
     takes all of a task's reads (or writes) in one call: the per-call overhead was a third of
     the model's cost. Exact shortcuts around the numpy comparison: lines past the highest one
     touched so far are all misses (a streaming read skips the comparison), nothing hits when
@@ -248,16 +249,33 @@ def segments(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...]
     yield from zip(starts, itertools.repeat(run))
 
 
+def l2_kept(memory: dict) -> float:
+    """The bytes of a working set L2 keeps: `l2_effective_capacity`, never more than the
+    physical `l2_capacity` (a machine file that shrinks L2 shrinks what it keeps; a memory
+    section without the key keeps all of L2).
+
+    NOTE: 100 MiB of a2a3's 192 MiB: Huawei's own matmul templates size their L2 blocks to
+    that (catlass `BlockSchedulerL2MisplaceCore`: `L2_TILE_THRESHOLD = 100 * 1024 * 1024`,
+    inputs and output together; an asc-devkit sample calls it the "100MB effective
+    working-set threshold"; runtime_facts §4). Above it a working set streams: the LRU keeps
+    this many bytes, and the write-back rule of `Memory` absorbs this many."""
+    physical = memory["l2_capacity"]
+    return min(memory.get("l2_effective_capacity", physical), physical)
+
+
 class Memory:
     """L2 and HBM as the tasks of one run see them, in the order they start.
 
     Reads that hit L2 take L2 bandwidth, misses HBM bandwidth (shared as `flow` says). L2 is
-    write-back (hw_model §5): writes land in L2 at its
-    bandwidth until the kernel has written more than L2 holds; from then on every write evicts
-    a dirty line and moves at the HBM share. NONE_CACHEABLE storages never enter L2."""
+    write-back (hw_model §5) and write-allocate (runtime_facts §4): a task's writes touch
+    their lines like reads do (`L2.access`), so a line written and not yet in L2 is brought
+    in, advances the clock and ages the inputs like a miss. Writes land in L2 at its
+    bandwidth until the kernel has written more than L2 keeps (`l2_kept`); from then on every
+    write evicts a dirty line and moves at the HBM share. NONE_CACHEABLE storages never enter
+    L2."""
 
     def __init__(self, memory: dict):
-        self.l2_capacity = memory["l2_capacity"]
+        self.l2_capacity = l2_kept(memory)   # what L2 keeps (the physical size may be more)
         self.l2 = L2(self.l2_capacity, int(memory["l2_line"]))
         # NOTE: as floats (same values): the durations then add floats to floats, which
         # CPython does without its mixed-type paths

@@ -10,9 +10,10 @@ The roofline is the largest of three terms, each a time no schedule of these tas
   bytes (union of the accessed boxes, counted once however many tasks read them) of every GM
   storage the run reads and no task writes (the kernel's inputs: every line of them is a miss
   the first time, L2 starts empty), plus the unique bytes written to storages no task reads
-  (the outputs) beyond the L2 capacity (the simulated L2 is write-back: writes that fit stay
-  in L2 during the kernel). Not the run's own `hbm_read_bytes`: that counts what this
-  schedule re-read after L2 evictions, which a better schedule could avoid.
+  (the outputs) beyond what L2 keeps (`machine.memory.l2_kept`, its effective capacity: the
+  simulated L2 is write-back, and writes up to that stay in L2 during the kernel). Not the
+  run's own `hbm_read_bytes`: that counts what this schedule re-read after L2 evictions,
+  which a better schedule could avoid.
   NOTE: the simulator gives each running task 1/n of HBM for its reads and 1/n for its
   writes (`machine/flow.py`), which overlap, so tasks that read and write HBM at once can
   move more than the peak together; the term is the hardware's bound, which such a moment
@@ -44,6 +45,7 @@ from typing import Iterable
 import numpy as np
 
 from pypto.errors import PyptoValueError
+from pypto.machine.memory import l2_kept
 from pypto.machine.result import SimResult, SimTask
 from pypto.machine.spec import MachineSpec, load
 
@@ -103,7 +105,7 @@ def lower_bounds(result: SimResult, spec: MachineSpec | None = None) -> Bounds:
     us = result.us
     cube = sum(r.task.cube_cycles for r in result.tasks if r.task.core == "AIC")
     vector = sum(r.task.vector_cycles for r in result.tasks if r.task.core != "AIC")
-    nbytes = compulsory_bytes(result, spec.memory["l2_capacity"])
+    nbytes = compulsory_bytes(result, l2_kept(spec.memory))
     chain, length = longest_chain(result)
     return Bounds(kernel_us=us(result.stats["kernel_cycles"]),
                   hbm_us=us(nbytes / spec.memory["hbm_bytes_per_cycle"]),
@@ -126,7 +128,7 @@ def before_scheduling(tasks: list[SimTask], spec: MachineSpec) -> float:
     setting whose bound already exceeds the best time found (`tune/search.py`)."""
     cube = sum(t.cube_cycles for t in tasks if t.core == "AIC")
     vector = sum(t.vector_cycles for t in tasks if t.core != "AIC")
-    nbytes = tasks_compulsory_bytes(tasks, spec.memory["l2_capacity"])
+    nbytes = tasks_compulsory_bytes(tasks, l2_kept(spec.memory))
     chain, _ = longest_path(tasks, {t.id: max(t.cube_cycles, t.vector_cycles) for t in tasks})
     cycles = max(cube / spec.aic, vector / spec.aiv, chain,
                  HBM_SHARE * nbytes / spec.memory["hbm_bytes_per_cycle"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto.machine.memory import l2_kept
 from pypto.machine.spec import MachineSpec
 from pypto.machine.task_table import TaskTable
 from pypto.profiling import bounds
@@ -29,7 +30,7 @@ def before_scheduling(table: TaskTable, spec: MachineSpec) -> float:
     # (Python's sum, in row order: the object form's rounding)
     cube = sum(c["cube_cycles"][aic].tolist())
     vector = sum(c["vector_cycles"][~aic].tolist())
-    nbytes = compulsory_bytes(c, spec.memory["l2_capacity"])
+    nbytes = compulsory_bytes(c, l2_kept(spec.memory))
     try:
         chain = heaviest_path(c, np.maximum(c["cube_cycles"], c["vector_cycles"]))
     except ValueError:   # rows out of dependency order: the object form sorts them

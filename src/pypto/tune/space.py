@@ -45,6 +45,7 @@ from typing import Any, Iterator
 
 from pypto.errors import PyptoValueError
 from pypto.frontend import knobs as knob_state
+from pypto.machine.memory import l2_kept
 
 STITCH = (16, 32, 64, 128, 256, 512, 1024)
 SCHED_MODES = (0, 1, 2, 3)
@@ -218,7 +219,8 @@ def _policy_dimensions(kernel: Any, sites: dict) -> list[Dimension]:
     """A cache policy per tensor parameter, when the call's tensors outgrow L2."""
     bound, _, _ = kernel.bind(*kernel.last_call)
     footprint = sum(b.array.nbytes for b in bound)
-    l2 = kernel.last_compiled.spec.memory.get("l2_capacity", float("inf"))
+    memory = kernel.last_compiled.spec.memory   # what L2 keeps: above it a working set streams
+    l2 = l2_kept(memory) if "l2_capacity" in memory else float("inf")
     if footprint <= l2:
         return []
     return [Dimension(knob_state.address(site), current,
