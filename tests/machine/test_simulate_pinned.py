@@ -65,12 +65,14 @@ def _digest(result) -> str:
     return result.digest()
 
 
-# (seed, tasks, stitch, device_sched_mode, sched threads, L2 bytes) -> (kernel cycles, digest)
+# (seed, tasks, stitch, device_sched_mode, sched threads, L2 bytes) -> (kernel cycles, digest);
+# modes 2/3 re-pinned when fairness began to cost `fairness_cycles_per_dispatch` (at 0 they
+# give the earlier pins: test_fairness_overhead.py)
 PINS = {
     (1, 3000, 16, 0, None, None): (1142701.3121461412, '1246ca72dac854c0'),
     (2, 3000, 64, 1, None, None): (942365.7406174804, '17b42dc5f7cbd5d1'),
-    (3, 3000, 16, 2, None, None): (1143320.0010416666, 'b78511112c2fad46'),
-    (4, 3000, 128, 3, None, None): (850351.2757442186, 'e1651e277e1910bd'),
+    (3, 3000, 16, 2, None, None): (1151073.285233527, '11f091aee20c4eb7'),
+    (4, 3000, 128, 3, None, None): (871785.984375, '596b8ef9681b3528'),
     (5, 2000, 8, 0, 1, None): (1232971.5576722727, '130f10c01191d206'),
     (6, 4000, 32, 1, None, 1 << 20): (1378479.7179173303, '011b665e9e8ead10'),
     (7, 4000, 32, 0, 2, 1 << 18): (1394574.3274853802, 'bc3dbc21c1a44836'),
@@ -114,7 +116,7 @@ def _cyclic(seed: int, n: int, stitch: int) -> list[SimTask]:
 # run): (input, seed, mode) -> pin
 ODD_PINS = {
     (_interleaved, 11, 0): (625067.0273889232, 'e94a783bf213660d'),
-    (_interleaved, 12, 3): (582105.1518695395, '265e5301a7976ce5'),
+    (_interleaved, 12, 3): (586367.5625171853, 'ad544c4a82e51481'),
     (_cyclic, 13, 1): (606186.4767906291, '13a9edcdd339cb60'),
 }
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from pypto.machine.memory import l2_kept
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRunColumns
-from pypto.machine.scheduling import SchedulerThreads, build_args
+from pypto.machine.scheduling import SchedulerThreads, build_args, dispatch_cycles
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, in_order_sum, run_stats
 from pypto.machine.task_table import TaskTable, UnsupportedTasks
@@ -91,7 +91,7 @@ def constants(spec: MachineSpec, sched_mode: int, sched_threads: int | None) -> 
     return {
         "aic": spec.aic, "aiv": spec.aiv, "slots": a["slots_per_core"], "mode": sched_mode,
         "threads": threads.count, "owner": threads.owner,
-        "dispatch_cost": float(a["dispatch_cycles_per_task"]),
+        "dispatch_cost": dispatch_cycles(a, sched_mode),
         "resolve_cost": a["resolve_cycles_per_edge"], "notice": float(a["completion_cycles"]),
         "cold": float(spec.task["cold_start_cycles"]),
         "window_base": a["window_base_cycles"], "instance_cycles": a["instance_cycles"],

@@ -4,7 +4,8 @@ that dispatch tasks and resolve dependencies, and which core a ready task goes t
 Takes one window's tasks → its dependency graph, what building it costs, and the scheduling
 decisions (`device_sched_mode`: 0 one shared FIFO ready queue; 1 L2 affinity: newest ready
 task first, handed to the core that produced its input when that core is idle; 2 fairness:
-cores are taken from the scheduler thread that has dispatched least; 3 = 1 + 2).
+cores are taken from the scheduler thread that has dispatched least, and every dispatch costs
+`fairness_cycles_per_dispatch` more; 3 = 1 + 2).
 """
 from __future__ import annotations
 
@@ -58,6 +59,15 @@ def build_cycles(aicpu: dict, graph: WindowGraph) -> float:
     edges across them) costs more before its first task can start."""
     return aicpu["window_base_cycles"] + aicpu["instance_cycles"] * graph.instances \
         + aicpu["edge_cycles"] * graph.cross_edges
+
+
+def dispatch_cycles(aicpu: dict, mode: int) -> float:
+    """What dispatching one task costs its scheduler thread; in fairness modes (2, 3) the pick
+    also reads and updates the dispatch counts the scheduler threads share."""
+    cost = float(aicpu["dispatch_cycles_per_task"])
+    if mode & 2:
+        cost += float(aicpu["fairness_cycles_per_dispatch"])
+    return cost
 
 
 class SchedulerThreads:

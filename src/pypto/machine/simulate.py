@@ -10,11 +10,12 @@ The model, with every constant from the machine spec:
   (`scheduling.build_cycles`), so a big window costs more to build before its first task can
   start; window w starts after it is built, handed over (launch cost) and window w-1's last
   end has been seen;
-- scheduler threads each own a share of the cores; dispatching a task costs its thread time,
-  and so does resolving the successors of a finished task (`scheduling.SchedulerThreads`),
-  which its thread sees `completion_cycles` after it ends (the core's completion register,
-  hw_costs §2); a core holds one running and one pending task (`slots_per_core`); the core a
-  ready task goes to depends on `device_sched_mode` (`scheduling.Cores.choose`);
+- scheduler threads each own a share of the cores; dispatching a task costs its thread time
+  (more in the fairness modes 2 and 3: `scheduling.dispatch_cycles`), and so does resolving
+  the successors of a finished task (`scheduling.SchedulerThreads`), which its thread sees
+  `completion_cycles` after it ends (the core's completion register, hw_costs §2); a core
+  holds one running and one pending task (`slots_per_core`); the core a ready task goes to
+  depends on `device_sched_mode` (`scheduling.Cores.choose`);
 - a task's reads and writes meet L2 when it is dispatched (`memory.Memory`: an LRU-like L2,
   write-back); it begins once dispatched and its core is free of the tasks before it; its
   duration is `timing.task_cycles` with its busiest pipe re-timed whenever the running set
@@ -40,7 +41,7 @@ from pypto.machine.flow import Flows
 from pypto.machine.memory import Memory
 from pypto.machine.result import AicpuRun, SimResult, SimTask, TaskRun
 from pypto.machine.scheduling import (Cores, SchedulerThreads, WindowGraph, WindowRun,
-                                      build_args, build_cycles)
+                                      build_args, build_cycles, dispatch_cycles)
 from pypto.machine.spec import MachineSpec
 from pypto.machine.stats import Tally, in_order_sum, run_stats
 from pypto.machine.task_table import TaskTable
@@ -177,8 +178,7 @@ class ModelWindow:
         sim, now, task = self.sim, self.events.now, self.tasks[i]
         threads, cores, out = sim.threads, self.cores, self.out
         self.dispatched[i] = dispatched = threads.work(
-            threads.owner[g], "dispatch", now, float(sim.spec.aicpu["dispatch_cycles_per_task"]),
-            1)
+            threads.owner[g], "dispatch", now, sim.dispatch_cost, 1)
         hit, hbm, write_back = sim.memory.serve(task)
         out.core[i], out.hit[i], out.hbm[i] = g, hit, hbm
         self.write_back[i] = write_back
@@ -207,6 +207,7 @@ class Simulator:
         self.spec = spec
         self.mode = sched_mode
         self.slots = spec.aicpu["slots_per_core"]
+        self.dispatch_cost = dispatch_cycles(spec.aicpu, sched_mode)   # fairness modes: more
         self.threads = SchedulerThreads(spec, sched_threads)
         self.memory = Memory(spec.memory)
         self.timing = (CoreTiming.of(spec, "AIC"), CoreTiming.of(spec, "AIV"))
