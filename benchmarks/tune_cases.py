@@ -241,6 +241,17 @@ def markdown(rows: list[dict], budget: int, seconds: float,
     return "\n".join(out) + "\n"
 
 
+BY_HAND = "<!-- written by hand below: benchmarks/tune_cases.py keeps it when it rewrites the page -->"
+
+
+def kept_by_hand(path: Path) -> str:
+    """The hand-written analysis after `BY_HAND` in the page being rewritten ("" if none), so
+    regenerating the measured tables does not delete it (re-read it against the new numbers)."""
+    text = path.read_text() if path.exists() else ""
+    at = text.find(BY_HAND)
+    return "\n" + text[at:] if at >= 0 else ""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=50)
@@ -273,8 +284,8 @@ def main() -> int:
         model_rows.append(row)
         print(f"{model}: {row['before_us']:.1f} -> {row['tuned_us']:.1f} us in "
               f"{row['evaluations']} evaluations: {row['config']}", flush=True)
-    Path(args.results).write_text(markdown(rows, args.budget, time.perf_counter() - started,
-                                           model_rows))
+    page = markdown(rows, args.budget, time.perf_counter() - started, model_rows)
+    Path(args.results).write_text(page + kept_by_hand(Path(args.results)))
     print(f"wrote {args.results}")
     return 0
 
