@@ -23,7 +23,9 @@ Knobs: `stitch` (stitch_function_max_num, the guide's sweep 1 / 4 / 16 / 128 / 5
 order (pairs outside the KV loop, as benchmarks/glm_attention.py, or KV blocks outside the pairs,
 which puts many pairs in each stitch window), the KV block, the vector TileShape and the two cube
 TileShapes (`Tiles`). Sizes: `Shape` (batch, kv_len, KV heads: 8 for the whole model, 1 for a
-TP8 shard, PyPTO's own case). Full-size runs are examples run only when named (`--list`).
+TP8 shard, PyPTO's own case). `build_guide` is the same step in the loop nest of the guide's
+own glm file (b x s1 x n2 x g x s2, `unroll_list` [8, 4, 2, 1] on s2: `GUIDE`, 32 root
+instances of 8 KV blocks). Full-size runs are examples run only when named (`--list`).
 
 Run:  python glm_attention.py [--list] [glm_attention::decode_b8_16k] [--swimlane]
 """
@@ -83,17 +85,9 @@ BLOCK_1024 = Tiles(kv_block=1024, vec=(1, 16, 1024), cube_qk=((16, 16), (32, 128
 LOOP_ORDERS = ("pairs_outer", "blocks_outer")
 
 
-def build(stitch: int = 128, tiles: Tiles = Tiles(), order: str = "blocks_outer"):
-    """The decode kernel: `kernel(q, k, v, out)` with q [pairs, 12, 128] BF16,
-    k/v [pairs, kv_len, 128] BF16, out [pairs, 12, 128] FP32 (pairs and kv_len dynamic).
-
-    `order` is the loop nest. "pairs_outer" walks one pair's KV blocks after another (the loop
-    nest of benchmarks/glm_attention.py), so a stitch window of N instances holds only about
-    N / blocks pairs, each a chain of dependent blocks; "blocks_outer" visits every pair per KV
-    block, so a window holds up to N different pairs that run side by side."""
-    if order not in LOOP_ORDERS:
-        raise pypto.errors.PyptoValueError(
-            f"glm_attention: order must be one of {LOOP_ORDERS}, got {order!r}")
+def _block_step(tiles: Tiles):
+    """One (pair p, KV block at key j) instance body of `tiles.kv_block` keys, shared by the
+    loop nests of `build` and `build_guide`."""
     blk = tiles.kv_block
     scale = 1.0 / math.sqrt(HEAD_DIM)
 
@@ -125,6 +119,22 @@ def build(stitch: int = 128, tiles: Tiles = Tiles(), order: str = "blocks_outer"
             run_max[p:, :, :] = new_max
         if pypto.is_loop_end(j):
             out[p:, :, :] = run_out[p:p + 1, :, :] / run_sum[p:p + 1, :, :]
+    return block_step
+
+
+def build(stitch: int = 128, tiles: Tiles = Tiles(), order: str = "blocks_outer"):
+    """The decode kernel: `kernel(q, k, v, out)` with q [pairs, 12, 128] BF16,
+    k/v [pairs, kv_len, 128] BF16, out [pairs, 12, 128] FP32 (pairs and kv_len dynamic).
+
+    `order` is the loop nest. "pairs_outer" walks one pair's KV blocks after another (the loop
+    nest of benchmarks/glm_attention.py), so a stitch window of N instances holds only about
+    N / blocks pairs, each a chain of dependent blocks; "blocks_outer" visits every pair per KV
+    block, so a window holds up to N different pairs that run side by side."""
+    if order not in LOOP_ORDERS:
+        raise pypto.errors.PyptoValueError(
+            f"glm_attention: order must be one of {LOOP_ORDERS}, got {order!r}")
+    blk = tiles.kv_block
+    block_step = _block_step(tiles)
 
     @pypto.frontend.jit(runtime_options={"stitch_function_max_num": stitch})
     def glm_attention(q: pypto.Tensor([pypto.DYNAMIC, GROUP, HEAD_DIM], pypto.DT_BF16),
@@ -146,6 +156,48 @@ def build(stitch: int = 128, tiles: Tiles = Tiles(), order: str = "blocks_outer"
                 for p in pypto.loop(pairs, name="LOOP_PAIR", idx_name="p"):
                     block_step(q, k, v, out, *state, p, j, kv_len)
     return glm_attention
+
+
+# The guide's own case (runtime_facts §3: hicann/pypto models/glm_v4_5/glm_attention.py at
+# 08cec41e4, whose stitch 1 / 128 / 512 table the performance guide prints): b 8, s1 1, s2 16k,
+# nq 12, nkv 1, head dim 128, s2 tile 512, g tile 12, BF16, `unroll_list` [8, 4, 2, 1] on s2.
+GUIDE = Shape(batch=8, kv_len=16384, kv_heads=1)
+GUIDE_UNROLL = (8, 4, 2, 1)
+
+
+def build_guide(stitch: int = 128, tiles: Tiles = Tiles(), unroll=GUIDE_UNROLL,
+                kv_heads: int = GUIDE.kv_heads):
+    """The decode kernel in the guide's loop nest: b x s1 (1 query token) x n2 (KV heads) x
+    g (12 query heads / g tile 12 = 1) x s2 (`tiles.kv_block`-key tiles), `unroll_list` on the
+    s2 loop. Each s2 tier is a root function whose instance holds `factor` block steps: at
+    `GUIDE` 8 batches x 32 tiles / 8 = 32 root instances of 8 s2 tiles (256 bodies), where
+    `build` makes 256 instances of one. Same tensors, block step and golden as `build`; K/V
+    contiguous per (batch, KV head), where the guide gathers its 128-key pages through a
+    block table first."""
+    blk = tiles.kv_block
+    block_step = _block_step(tiles)
+    g_loops = 1   # g tile 12 = GROUP: one g iteration
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": stitch})
+    def glm_attention_guide(
+            q: pypto.Tensor([pypto.DYNAMIC, GROUP, HEAD_DIM], pypto.DT_BF16),
+            k: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, HEAD_DIM], pypto.DT_BF16),
+            v: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, HEAD_DIM], pypto.DT_BF16),
+            out: pypto.Tensor([pypto.DYNAMIC, GROUP, HEAD_DIM], pypto.DT_FP32)):
+        pairs, kv_len = q.shape[0], k.shape[1]
+        state = (pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, "max_update"),
+                 pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, "sum_update"),
+                 pypto.tensor([pairs, GROUP, HEAD_DIM], pypto.DT_FP32, "oi_update"))
+        pypto.set_vec_tile_shapes(*tiles.vec)
+        for b in pypto.loop(pairs // kv_heads, name="LOOP_b", idx_name="b_idx"):
+            for _s1 in pypto.loop(1, name="LOOP_s1", idx_name="s1_idx"):
+                for n2 in pypto.loop(kv_heads, name="LOOP_n2", idx_name="n2_idx"):
+                    for _g in pypto.loop(g_loops, name="LOOP_g", idx_name="g_idx"):
+                        p = b * kv_heads + n2
+                        for j in pypto.loop(0, kv_len, blk, name="LOOP_s2", idx_name="s2_idx",
+                                            unroll_list=list(unroll)):
+                            block_step(q, k, v, out, *state, p, j, kv_len)
+    return glm_attention_guide
 
 
 def inputs(shape: Shape, seed: int = 0):
@@ -251,6 +303,19 @@ def pairs_8_vs_1() -> None:
             timed(f"{shape.pairs} pair(s) kv4096 {order}", shape, order=order)
 
 
+def guide_form() -> None:
+    """The guide's own case and loop nest (`build_guide`: 32 root instances of 8 s2 tiles) at
+    the guide's stitch 1 / 128 / 512 (kernel 1230 / 180 / 150 us, E2E 1590 / 803 / 977)."""
+    for stitch in (1, 128, 512):
+        t = time.perf_counter()
+        kernel = build_guide(stitch)
+        q, k, v, out = inputs(GUIDE)
+        kernel(q, k, v, out)
+        if checking():
+            torch.testing.assert_close(out, golden(q, k, v), atol=2e-2, rtol=2e-2)
+        print(report(f"guide's form stitch {stitch}", kernel, time.perf_counter() - t))
+
+
 EXAMPLES = {
     "glm_attention::test_reduced": test_reduced,
     "glm_attention::decode_b8_16k": decode_b8_16k,
@@ -258,6 +323,7 @@ EXAMPLES = {
     "glm_attention::loop_orders_and_tiles": loop_orders_and_tiles,
     "glm_attention::stitch_40_instances": stitch_40_instances,
     "glm_attention::pairs_8_vs_1": pairs_8_vs_1,
+    "glm_attention::guide_form": guide_form,
 }
 
 

@@ -67,6 +67,28 @@ def test_attention_pairs_do_not_wait_for_each_other(attn):
     assert min(r.start for r in first_pair1) < max(r.end for r in first_pair0)
 
 
+def test_attention_in_the_guides_form_counts_root_instances(attn):
+    """`build_guide` (the guide's loop nest, unroll_list [8, 4, 2, 1] on s2) matches the golden
+    with every tier used (11 blocks = 8 + 2 + 1, the last short), and a stitch window counts
+    root instances, not unrolled bodies (compiler_runtime §5.3): 2 batches x 3 roots in
+    ceil(6 / 2) windows; at the guide's case 32 roots of 8 blocks, one window at 128 and 512."""
+    kernel = attn.build_guide(stitch=2)
+    q, k, v, out = attn.inputs(attn.Shape(2, 11 * 512 - 100, kv_heads=1))
+    with pypto.testing.forward_bounds(kernel, q, k, v, out) as bounds:
+        kernel(q, k, v, out)
+    pypto.testing.assert_close(out, attn.golden(q, k, v), bounds["out"], "out")
+    st = kernel.last_run.stats
+    assert (st["instances"], st["windows"]) == (6, 3)
+    args = attn.inputs(attn.GUIDE)
+    counts = {}
+    for stitch in (1, 16, 128, 512):
+        kernel = attn.build_guide(stitch)
+        kernel.runtime_options["numerics"] = "timing_only"
+        kernel(*args)
+        counts[stitch] = (kernel.last_run.stats["instances"], kernel.last_run.stats["windows"])
+    assert counts == {1: (32, 32), 16: (32, 2), 128: (32, 1), 512: (32, 1)}
+
+
 def test_attention_stitch_and_independent_pairs_give_the_issues_speedups(attn):
     """Issue 14's targets: stitch 1 -> 128 is >= 4x on 40 instances; 8 independent pairs take
     at most 2.5x the time of 1 pair at stitch 128 (simulated kernel time)."""
