@@ -169,3 +169,25 @@ def test_residuals_are_zero_on_the_machine_the_board_ran():
     r = target.residuals(call.trace_on(constants.with_values(a2a3, {"aicpu.launch_cycles": 7000})))
     assert np.all(r == 0.0)
     assert target.residuals(call.trace_on(a2a3))[target.labels.index("first launch")] < -0.1
+
+
+def test_a_host_timed_end_to_end_determines_the_host_launch(tmp_path, capsys):
+    """No trace carries the host launch; a host timer's E2E per trace does."""
+    call = _call(KERNELS.windows(3))
+    a2a3 = spec.table("a2a3")
+    true = {"aicpu.start_cycles": 810000, "aicpu.launch_cycles": 7000}
+    board = board_trace(call, a2a3, true, noise=0.02, seed=4)
+    run = call.run_on(constants.with_values(a2a3, true))
+    host_us = run.us(run.stats["host_e2e_cycles"])
+    without = calibrate([call], [parse_swimlane(board)], a2a3, held_out=False)
+    assert without.status["aicpu.start_cycles"] == "not observed by these traces"
+    cal = calibrate([call], [parse_swimlane(board)], a2a3, held_out=False,
+                    host_e2e_us=[host_us])
+    for name, value in true.items():
+        assert cal.status[name] == "fitted" and cal.new[name] == pytest.approx(value, rel=0.05)
+    path = write_board(str(tmp_path / "b.json"), board)
+    script = os.path.join(EXAMPLE, "kernels.py") + "::vector_mix"
+    assert cli.main(["calibrate", path, "--kernel", script, "--host-e2e-us", "1,2"]) == 2
+    assert "2 values for 1 traces" in capsys.readouterr().err
+    assert cli.main(["calibrate", path, "--kernel", script, "--host-e2e-us", "soon"]) == 2
+    assert "'soon' is not a number of us" in capsys.readouterr().err

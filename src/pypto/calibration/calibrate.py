@@ -110,15 +110,18 @@ class Problem:
 def calibrate(calls: Sequence[KernelCall], boards: Sequence[SwimlaneData], table: dict,
               free: Sequence[str] = (), fix: Sequence[str] = (),
               board_names: Sequence[str] = (), held_out: bool = True,
-              progress: Callable[[str], None] | None = None) -> Calibration:
+              progress: Callable[[str], None] | None = None,
+              host_e2e_us: Sequence[float | None] = ()) -> Calibration:
     """Fit `table`'s constants (the fitted ones, plus `free`, less `fix`) to `boards`, one
     per call in `calls` (see the module docstring); `progress` hears a line every
-    `PROGRESS_EVERY` re-simulations of all the calls."""
+    `PROGRESS_EVERY` re-simulations of all the calls; `host_e2e_us`: per board, its
+    end-to-end time by a host timer (None or absent: not measured)."""
     names = constants.chosen(table, free, fix)
     labels = [f"{c.name} ({os.path.basename(n)})" for c, n in zip(calls, board_names)] \
         if len(board_names) == len(calls) else [c.name for c in calls]
-    targets = [Target.of(label, c.trace_on(table), b)
-               for label, c, b in zip(labels, calls, boards)]
+    hosts = list(host_e2e_us) + [None] * (len(calls) - len(host_e2e_us))
+    targets = [Target.of(label, c.trace_on(table), b, host)
+               for label, c, b, host in zip(labels, calls, boards, hosts)]
     problem = Problem(calls, targets, table, names, progress)
     add_schedule_noise(problem)
     result = fit(problem.residuals, names)

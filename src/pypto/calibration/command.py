@@ -35,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also fit this sourced constant (dotted, e.g. dma.gm_to_ub.bw)")
     parser.add_argument("--fix", action="append", default=[], metavar="NAME",
                         help="keep this fitted constant as it is")
+    parser.add_argument("--host-e2e-us", default=None, metavar="US[,US...]",
+                        help="each trace's end-to-end time by a host timer, in us (a trace "
+                             "does not carry it; it determines the host launch), '-' for one "
+                             "not measured")
     parser.add_argument("-o", "--output", default="calibrated.toml", metavar="TOML",
                         help="where to write the calibrated machine (default: calibrated.toml)")
     parser.add_argument("--no-held-out", action="store_true",
@@ -52,11 +56,13 @@ def run(args: argparse.Namespace) -> int:
     except PyptoError as e:
         raise ToolkitError(f"calibrate --machine: {e}") from None
     boards = [trace.load(b) for b in args.boards]
+    hosts = _host_times(args.host_e2e_us, len(boards))   # (checked before the script runs)
     calls = calls_of(args.kernel, len(boards))
     try:
         cal = calibrate(calls, boards, base, args.free, args.fix, args.boards,
                         held_out=not args.no_held_out,
-                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+                        progress=lambda line: print(line, file=sys.stderr, flush=True),
+                        host_e2e_us=hosts)
     except PyptoError as e:
         raise ToolkitError(str(e)) from None
     path = write_preset(cal, args.output, resolve(args.machine))
@@ -65,6 +71,25 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(report, indent=1) if args.json else format_text(report))
     print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _host_times(text: str | None, count: int) -> list[float | None]:
+    """`--host-e2e-us`: one positive number (or '-') per trace."""
+    if text is None:
+        return []
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != count:
+        raise ToolkitError(f"calibrate --host-e2e-us: {len(parts)} values for {count} traces")
+    out: list[float | None] = []
+    for p in parts:
+        try:
+            value = None if p == "-" else float(p)
+        except ValueError:
+            raise ToolkitError(f"calibrate --host-e2e-us: '{p}' is not a number of us") from None
+        if value is not None and not value > 0:
+            raise ToolkitError(f"calibrate --host-e2e-us: '{p}' is not a positive time")
+        out.append(value)
+    return out
 
 
 def calls_of(scripts: list[str], count: int) -> list:

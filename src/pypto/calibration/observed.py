@@ -10,6 +10,8 @@ Per kernel, from one swimlane (ours or a board's), the numbers the machine const
 - the lead from the first window's build to its tasks without predecessors (median: the
   launch, and the dispatches queued before each; later launches overlap the window before),
   where the trace has our AICPU lanes;
+- the end-to-end time a host timer measured, where the user gives it (no trace carries it:
+  the host launch shows nowhere else);
 - the kernel span (reported: a calibration fits the others, `calibrate.Problem`).
 
 `Target.of` fixes, once, which tasks and windows of our run stand for which of the board's
@@ -52,14 +54,17 @@ class Target:
     builds: list[tuple] = field(default_factory=list)            # build shapes
     hops: list[list[tuple]] = field(default_factory=list)        # per core kind: (succ, preds)
     lead: list[tuple] = field(default_factory=list)              # window 0's entry tasks
+    host_e2e: bool = False                                       # a host timer's E2E given
     board: list[float] = field(default_factory=list)   # per feature, in `labels` order
     error: list[float] = field(default_factory=list)   # its relative standard error
     labels: list[str] = field(default_factory=list)
     paired: tuple[int, int, int] = (0, 0, 0)          # (pairs, sim tasks, board tasks)
 
     @classmethod
-    def of(cls, kernel: str, sim: SwimlaneData, board: SwimlaneData) -> Target:
-        """The features of `board`, with our run `sim` of the same kernel paired to it."""
+    def of(cls, kernel: str, sim: SwimlaneData, board: SwimlaneData,
+           host_e2e_us: float | None = None) -> Target:
+        """The features of `board`, with our run `sim` of the same kernel paired to it;
+        `host_e2e_us`: the board's end-to-end time by a host timer, if measured."""
         pairs = pair_tasks(sim, board)
         out = cls(kernel, paired=(len(pairs.sim), len(pairs.sim) + len(pairs.sim_only),
                                   len(pairs.board) + len(pairs.board_only)))
@@ -86,6 +91,9 @@ class Target:
         if leads is not None and ours.leads(entry) is not None:
             out._add("first launch", *_median(leads))
             out.lead = entry
+        if host_e2e_us is not None:
+            out._add("host end-to-end", float(host_e2e_us), FLOOR)
+            out.host_e2e = True
         out._add("kernel span", theirs.span[1] - theirs.span[0], FLOOR)
         return out
 
@@ -103,6 +111,8 @@ class Target:
         if self.lead:
             leads = run.leads(self.lead)
             out.append(float("nan") if leads is None else _median(leads)[0])
+        if self.host_e2e:
+            out.append(float("nan") if run.host_e2e is None else run.host_e2e)
         out.append(run.span[1] - run.span[0])
         return np.asarray(out, dtype=np.float64)
 
