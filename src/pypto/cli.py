@@ -52,8 +52,9 @@ RUN_ARGUMENTS = {"view": ("trace", "swimlane"), "analyze": ("trace", "swimlane")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pypto-toolkit",
-        description="OpenPTO toolkit: swimlane viewer, analysis, diff and graph views for "
-                    "kernels written against the PyPTO API.")
+        description="OpenPTO toolkit for kernels written against the PyPTO API: swimlane "
+                    "viewer, analysis, diff and graph views of runs; what-if and tuning on the "
+                    "simulated machine; comparison with and calibration to a board's traces.")
     parser.add_argument("--version", action="version", version=f"openpto {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND",
                                 parser_class=_SubcommandParser)

@@ -47,14 +47,19 @@ def test_a_second_tune_reuses_the_database_with_no_evaluation(tmp_path):
     assert second.best.value_us == first.best.value_us
 
 
-def test_use_tuned_runs_the_stored_setting(tmp_path, monkeypatch):
+def test_use_tuned_runs_the_stored_setting_and_says_so(tmp_path, monkeypatch, capsys):
     db = str(tmp_path / "tune.sqlite3")
-    _call()
-    own_tasks = _exp.last_run.stats["tasks"]
-    best = _exp.tune(dimensions=_dims(), db=db, progress=False).best
     monkeypatch.setenv("PYPTO_TUNE_DB", db)
     monkeypatch.setenv("PYPTO_TUNED", "1")
+    _call()   # nothing stored yet: said, and run as written
+    assert "use_tuned: no fresh tuning database entry matches" in capsys.readouterr().err
+    own_tasks = _exp.last_run.stats["tasks"]
+    best = _exp.tune(dimensions=_dims(), db=db, progress=False).best
     _call()
+    said = capsys.readouterr().err
+    assert "use_tuned: applied the tuning database's setting" in said and "[" in said
+    _call()   # said once per call signature and outcome
+    assert "use_tuned" not in capsys.readouterr().err
     assert _exp.last_run.stats["tasks"] < own_tasks
     assert _exp.last_run.us(_exp.last_run.stats["kernel_cycles"]) == pytest.approx(
         best.value_us)
