@@ -95,7 +95,6 @@ class JitKernel:
         self.last: CallRecord | None = None   # the latest call (`__call__`), as a value
         self.compile_count = 0
         self.compile_times: list[tuple[float, float]] = []  # (trace s, compile s) per compile
-        self._tuned_said: set[tuple] = set()   # use_tuned outcomes already printed
 
     def __reduce__(self) -> tuple:
         """Pickled as its function and decorator arguments: a copy in another process (the
@@ -306,21 +305,7 @@ class JitKernel:
             return None
         spec = machine_spec(CompileOptions.from_scope(opt.lookup).machine)
         config = lent("tuned")(self, bound, others, spec)
-        self._say_tuned(bound, others, config)
         return knobs.activate(knobs.parse(config)) if config is not None else None
-
-    def _say_tuned(self, bound: list[BoundTensor], others: dict, config: dict | None) -> None:
-        """use_tuned is never silent: once per call signature and database, whether the
-        database's setting was applied (and which) or no entry matched."""
-        shapes = ", ".join(f"{b.name} {list(b.array.shape)} {b.dtype.name}" for b in bound)
-        said = (shapes, repr(others), repr(config), os.environ.get("PYPTO_TUNE_DB"))
-        if said in self._tuned_said:
-            return
-        self._tuned_said.add(said)
-        what = (f"applied the tuning database's setting {config}" if config is not None else
-                "no fresh tuning database entry matches, so it runs as written")
-        print(f"[pypto] kernel '{self.__name__}' ({shapes}): use_tuned: {what}",
-              file=sys.stderr)
 
     def _key(self, bound: list[BoundTensor], others: dict[str, Any]) -> tuple:
         """The compile-cache key less the guards: shapes/dtypes, non-tensor values, options."""

@@ -124,7 +124,10 @@ def test_the_command_line_tunes_a_scripts_kernels_into_reports(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "tune k: 6 evaluations" in proc.stdout
+    assert "tuning k(x: float32[64, 512], y: float32[64, 512])" in proc.stdout   # the call
     page = (out / "0_k" / "report.html").read_text()
+    assert "<h1>tune k(x: float32[64, 512], y: float32[64, 512])</h1>" in page
+    assert "The tuner minimised kernel_us" in page
     assert "Sensitivity" in page and "vec_tile@tune_me.py:7" in page
     assert "The advisor on the best run" in page and (out / "0_k" / "diff.html").is_file()
     empty = tmp_path / "empty.py"

@@ -26,6 +26,7 @@ import inspect
 import json
 import os
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,12 +220,27 @@ def tuned_setting(kernel: Any, bound: list, others: dict, spec: Any) -> dict | N
 
     from pypto.errors import PyptoWarning
     entry = TuneDB().lookup(Key.of_call(kernel, bound, others, spec))
-    if entry is None:
-        return None
-    if entry.stale:
+    if entry is not None and entry.stale:
         warnings.warn(PyptoWarning(
             f"kernel '{kernel.__name__}': the tuning database's entry for these shapes is "
             f"stale ({entry.stale}), so it is not applied; run kernel.tune(db=True) again"),
             stacklevel=4)
-        return None
-    return entry.config
+    config = entry.config if entry is not None and not entry.stale else None
+    _say(kernel, bound, others, config)
+    return config
+
+
+_SAID: set[tuple] = set()   # use_tuned outcomes already printed
+
+
+def _say(kernel: Any, bound: list, others: dict, config: dict | None) -> None:
+    """use_tuned is never silent: once per kernel, call signature and database, whether the
+    database's setting was applied (and which) or no entry matched."""
+    shapes = ", ".join(f"{b.name} {list(b.array.shape)} {b.dtype.name}" for b in bound)
+    said = (id(kernel), shapes, repr(others), repr(config), os.environ.get("PYPTO_TUNE_DB"))
+    if said in _SAID:
+        return
+    _SAID.add(said)
+    what = (f"applied the tuning database's setting {config}" if config is not None else
+            "no fresh tuning database entry matches, so it runs as written")
+    print(f"[pypto] kernel '{kernel.__name__}' ({shapes}): use_tuned: {what}", file=sys.stderr)

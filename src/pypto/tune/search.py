@@ -81,6 +81,11 @@ class TuneResult:
     stored: Any = None   # the tuning-database entry this answer came from (no evaluations)
 
     @property
+    def jit_kernel(self) -> Any:
+        """The `JitKernel` tuned (its last call is the call tuned); `kernel` is its name."""
+        return self._kernel
+
+    @property
     def baseline(self) -> Evaluation:
         if self.stored is not None:
             return Evaluation({}, self.stored.baseline_us)
@@ -124,7 +129,7 @@ class TuneResult:
                  f"{infeasible} infeasible, {pruned} pruned by bound) in {self.seconds:.1f} s "
                  f"({self.evaluations_per_second:.1f}/s); {self.metric} "
                  f"{self.baseline.value_us:,.2f} -> {self.best.value_us:,.2f} us "
-                 f"({self.speedup:.2f}x)",
+                 f"({speed_words(self.speedup, 'its own setting')})",
                  f"  {'rank':>4} {self.metric:>12}  setting"]
         ranked = sorted((e for e in self.evaluations if e.value_us is not None),
                         key=lambda e: e.value_us) or [self.best]
@@ -134,6 +139,16 @@ class TuneResult:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def speed_words(ratio: float, what: str) -> str:
+    """A speed ratio (the reference time / this time) in words that cannot be read backwards:
+    "1.20x faster than X", "0.90x the speed of X (slower)", "as fast as X (1.00x)"."""
+    if round(ratio, 2) > 1:
+        return f"{ratio:.2f}x faster than {what}"
+    if round(ratio, 2) < 1:
+        return f"{ratio:.2f}x the speed of {what} (slower)"
+    return f"as fast as {what} (1.00x)"
 
 
 def _fastest_then_fewest(e: Evaluation) -> tuple[float, int]:
