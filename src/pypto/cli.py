@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(_module=module)
         p.run_argument = RUN_ARGUMENTS.get(name, (None,))[0]
         _module(module).add_arguments(p)
+        if name in RUN_ARGUMENTS:
+            p.add_argument("--kernel", default=None, metavar="NAME",
+                           help="from a folder of runs, the newest run of this kernel (a "
+                                "script that calls several kernels writes a run each)")
     return parser
 
 
@@ -87,7 +91,7 @@ def _resolve_run(args: argparse.Namespace) -> None:
     from pypto.toolkit import run_folder
     dest, needs = RUN_ARGUMENTS[args.command]
     holds = run_folder.has_compile_dumps if needs == "compile_dumps" else run_folder.has_swimlane
-    setattr(args, dest, run_folder.newest_run(getattr(args, dest), holds))
+    setattr(args, dest, run_folder.newest_run(getattr(args, dest), holds, args.kernel))
 
 
 def _module(name: str):

@@ -75,3 +75,16 @@ def test_no_run_is_a_one_line_error_naming_the_folder():
     with pytest.raises(ToolkitError, match="no run folder holding compile dumps"):
         newest_run(None, has_compile_dumps)
     assert "\n" not in run_folder._MAKE_ONE
+
+
+def test_kernel_picks_the_newest_run_of_that_kernel():
+    for n, kernel in enumerate(["softmax_kernel", "softmax_bf16_kernel", "builtin_softmax_kernel"]):
+        run = _run(f"output_20260101_000000_00000{n}_1", "merged_swimlane.json")
+        with open(os.path.join(run, "program.json"), "w") as f:
+            f.write('{"format_version": 1, "kernel": "%s", "type": "program"}' % kernel)
+    assert newest_run(None).endswith("_000002_1")                 # the newest, whatever kernel
+    assert newest_run("output", kernel="softmax_kernel").endswith("_000000_1")
+    assert run_folder.kernel_of(newest_run(None)) == "builtin_softmax_kernel"
+    with pytest.raises(ToolkitError, match="no run of kernel 'nope' .kernels there: "
+                                           "builtin_softmax_kernel, softmax_bf16_kernel"):
+        newest_run(None, kernel="nope")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pypto._config import RunMode
+from pypto.toolkit.run_folder import kernel_of
 
 # both modes: the run's swimlane, and the compile dumps that the viewer's Graph tab shows
 SWIMLANE_DEBUG_OPTIONS = {"runtime_debug_mode": 1, "compile_debug_mode": 1}
@@ -76,9 +77,19 @@ def run_examples(examples: dict[str, Callable[..., Any]], doc: str | None,
               f"(see --list)", file=sys.stderr)
         return 2
     failed, written = _run_each(examples, names, extra, args)
+    _say_how_to_view(written)
     if args.open:
         _open_swimlane(written)
     return 1 if failed else 0
+
+
+def _say_how_to_view(written: list[str]) -> None:
+    """After runs of several kernels: `view output` opens only the newest, so name them."""
+    kernels = list(dict.fromkeys(k for k in map(kernel_of, written) if k))
+    if len(kernels) > 1:
+        print(f"{len(written)} run folders of {len(kernels)} kernels under output/; "
+              f"`pypto-toolkit view output` opens the newest ({kernels[-1]}); pick one with "
+              f"--kernel NAME: {', '.join(kernels)}")
 
 
 def _parser(first: str, doc: str | None) -> argparse.ArgumentParser:

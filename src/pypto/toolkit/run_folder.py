@@ -10,7 +10,9 @@ is meant as given; a folder of runs means its newest run that holds what the com
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 from typing import Callable
 
 from pypto.toolkit.errors import ToolkitError
@@ -66,12 +68,14 @@ def has_compile_dumps(folder: str) -> bool:
         return False
 
 
-def newest_run(path: str | None, holds: Callable[[str], bool] = has_swimlane) -> str:
+def newest_run(path: str | None, holds: Callable[[str], bool] = has_swimlane,
+               kernel: str | None = None) -> str:
     """The run folder the user meant by `path` (None: `./output`). A file, a folder that
     `holds` what the command reads, or one without subfolders is returned as given (the command
     names what is missing); a folder of runs gives its newest run that `holds` it (by
-    `output_<timestamp>` name; else `latest`/`LATEST`; else by mtime). ToolkitError when the
-    folder of runs has none."""
+    `output_<timestamp>` name; else `latest`/`LATEST`; else by mtime), of `kernel` when given
+    (a script that calls several kernels writes a run each). ToolkitError when the folder of
+    runs has none."""
     root = DEFAULT_ROOT if path is None else path
     if path is not None and (not os.path.isdir(root) or holds(root)):
         return path                     # a file, a run folder, or a bad path the command names
@@ -80,11 +84,31 @@ def newest_run(path: str | None, holds: Callable[[str], bool] = has_swimlane) ->
     runs = _runs_newest_first(root)
     if path is not None and not runs:
         return path                     # a run folder lacking the file: the command names it
-    for run in runs:
-        if holds(run):
-            return run
+    held = [run for run in runs if holds(run)]
+    if kernel is not None:
+        seen = [kernel_of(run) for run in held]
+        if kernel not in seen:
+            names = ", ".join(sorted({k for k in seen if k})) or "none named"
+            raise ToolkitError(f"{root}: no run of kernel '{kernel}' (kernels there: {names})")
+        return held[seen.index(kernel)]
+    if held:
+        return held[0]
     what = "compile dumps" if holds is has_compile_dumps else SWIMLANE
     raise ToolkitError(f"{root}: no run folder holding {what}; {_MAKE_ONE}")
+
+
+_KERNEL = re.compile(r'"kernel"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def kernel_of(run: str) -> str | None:
+    """The kernel a run folder ran, from the head of its program.json (None: not said)."""
+    try:
+        with open(os.path.join(run, "program.json"), encoding="utf-8") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    found = _KERNEL.search(head)
+    return json.loads(f'"{found.group(1)}"') if found else None
 
 
 def _runs_newest_first(root: str) -> list[str]:
