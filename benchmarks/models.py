@@ -33,7 +33,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -510,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-docs", action="store_true",
                         help="rewrite docs/models.md and docs/img/models_*.png")
     parser.add_argument("--no-screenshots", action="store_true")
+    parser.add_argument("--runs", default=None, metavar="DIR",
+                        help="where the headline variants' run folders are kept (the paths "
+                             "printed; default: output/models_<date> here)")
     args = parser.parse_args(argv)
     os.environ["OPENPTO_CHECK_EXECUTORS"] = "0"
     only = [o for o in args.only.split(",") if o]
@@ -517,32 +519,34 @@ def main(argv: list[str] | None = None) -> int:
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                       f"Python {platform.python_version()}",
            "load_start": round(os.getloadavg()[0], 2)}
-    with tempfile.TemporaryDirectory() as tmp:
-        res.update(run(args.size, only, lambda m: print(m, flush=True),
-                       folders=tmp))
-        res["load_end"] = round(os.getloadavg()[0], 2)
-        shots: dict[str, str] = {}
-        if args.write_docs:
-            # NOTE: only a full run of every model is the page; a reduced or partial run
-            # writes its page into --out
-            docs = ROOT / "docs" if args.size == "full" and not only else Path(args.out)
-            img = docs / "img"
-            img.mkdir(parents=True, exist_ok=True)
-            shots_started = time.perf_counter()
-            for r in res["rows"]:
-                if not r.get("headline") or "folder" not in r or args.no_screenshots:
-                    continue
-                png = img / f"models_{r['model']}.png"
-                why = screenshot(Path(r["folder"]) / "swimlane.html", png)   # None: taken
-                if why:
-                    print(f"no screenshots: {why}", file=sys.stderr)
-                    break
-                shots[r["model"]] = f"img/{png.name}"
-            res["screenshot_s"] = time.perf_counter() - shots_started
-            (docs / "models.md").write_text(docs_page(res, shots), encoding="utf-8")
-            print(f"wrote {docs / 'models.md'} ({len(shots)} screenshots)")
+    runs = Path(args.runs or Path("output") / f"models_{res['date']}")
+    runs.mkdir(parents=True, exist_ok=True)
+    # (the run folders stay: the summary lines print their paths)
+    res.update(run(args.size, only, lambda m: print(m, flush=True),
+                   folders=str(runs)))
+    res["load_end"] = round(os.getloadavg()[0], 2)
+    shots: dict[str, str] = {}
+    if args.write_docs:
+        # NOTE: only a full run of every model is the page; a reduced or partial run
+        # writes its page into --out
+        docs = ROOT / "docs" if args.size == "full" and not only else Path(args.out)
+        img = docs / "img"
+        img.mkdir(parents=True, exist_ok=True)
+        shots_started = time.perf_counter()
         for r in res["rows"]:
-            r.pop("folder", None)
+            if not r.get("headline") or "folder" not in r or args.no_screenshots:
+                continue
+            png = img / f"models_{r['model']}.png"
+            why = screenshot(Path(r["folder"]) / "swimlane.html", png)   # None: taken
+            if why:
+                print(f"no screenshots: {why}", file=sys.stderr)
+                break
+            shots[r["model"]] = f"img/{png.name}"
+        res["screenshot_s"] = time.perf_counter() - shots_started
+        (docs / "models.md").write_text(docs_page(res, shots), encoding="utf-8")
+        print(f"wrote {docs / 'models.md'} ({len(shots)} screenshots)")
+    for r in res["rows"]:
+        r.pop("folder", None)
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"{res['date']}_models" + ("" if args.size == "full"
                                                              else f"_{args.size}"))

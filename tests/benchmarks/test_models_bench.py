@@ -28,6 +28,10 @@ def test_reduced_models_table(tmp_path):
         assert r["ratio"] >= 1.0 and r["larger"] in ("roofline", "chain")
     md = (tmp_path / js.replace(".json", ".md")).read_text()
     assert "| model | variant | kernel µs |" in md
+    # every run folder a summary line printed is still there to open
+    printed = [line.rsplit(" -> ", 1)[1] for line in (proc.stdout + proc.stderr).splitlines()
+               if line.startswith("[pypto] ") and " -> " in line]
+    assert printed and all(os.path.exists(os.path.join(tmp_path, p)) for p in printed), printed
 
 
 def test_a_build_bound_kernel_names_its_window_builds():
