@@ -23,14 +23,18 @@ objects:
 
 Test hooks. The page exposes `window.openpto` (lanes(), taskCount, summary(),
 selectTaskByName(), selected(), setRawArgs(), search(), searchNext(), rangeSelect(t0, t1),
-taskRect(i), groups(), laneHeight(), colorBy(), highlight(), frames(), ...) and `data-testid`
-attributes on its panels, so tests assert on state instead of pixels.
+taskRect(i), groups(), laneHeight(), colorBy(), highlight(), frames(), span(), toggleSpan(),
+ticks(), laneLabels(), ...; hooks.js) and `data-testid` attributes on its panels, so tests
+assert on state instead of pixels.
 
 Reading aids. The details panel decodes operand hints with PyPTO's dtype codes (embedded from
 `pypto.dtypes.DataType`) and hides internal ids (hashes, magics, packed task ids, integers of
 2**32 and up) until "raw" is ticked; tables in the side panel have a fixed layout and cut long
-names in the middle. In a diff the lanes shrink (down to 2 px) so both runs fit the first
-screen.
+names in the middle and widen number columns to their widest value. The page opens on the
+kernel span (first to last AIC/AIV task, 2 % margin); E toggles it with end to end, 0 / "fit"
+shows end to end. In a diff the lanes shrink (down to 2 px) so both runs fit the first screen;
+the thin lanes are named every few lanes, and the group headers call the runs A and B (the
+full names on hover).
 """
 from pypto.toolkit.viewer.page import render_diff_html as render_diff_html
 from pypto.toolkit.viewer.page import render_view_html as render_view_html

@@ -24,8 +24,8 @@ from pypto.profiling.swimlane import SwimlaneData
 from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
 
 # concatenated in this order into one script: model (data, indexes, statistics), draw (canvas),
-# panels (DOM side panels), main (state, input, test hooks)
-_SCRIPTS = ("model.js", "draw.js", "panels.js", "main.js")
+# panels (DOM side panels), main (state, input), hooks (window.openpto, for tests)
+_SCRIPTS = ("model.js", "draw.js", "panels.js", "main.js", "hooks.js")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _MARKER = re.compile(r"@@(TITLE|CSS|JS|DATA)@@")

@@ -38,25 +38,32 @@ function layoutRows(M, S) {
   const laneRow = new Int32Array(M.lanes.length).fill(-1);
   let y = 0;
   let prev = null;
+  let inGroup = 0;
   M.lanes.forEach((ln, l) => {
     const key = ln.run + ":" + KIND_GROUP[ln.kind];
     if (key !== prev) {
-      const prefix = M.runs.length > 1 ? M.runs[ln.run].title + " \u00b7 " : "";
+      // (stacked runs are A, B, ... in the headers; their full names are the hover text)
+      const prefix = M.runs.length > 1 ? runLetter(ln.run) + " \u00b7 " : "";
       const n = groups.get(key);
       rows.push({ type: "group", key, y, h: GROUP_H,
                   label: `${prefix}${KIND_GROUP[ln.kind]} (${n} lane${n === 1 ? "" : "s"})` });
       y += GROUP_H;
       prev = key;
+      inGroup = 0;
     }
     if (!S.collapsed.has(key)) {
       laneRow[l] = rows.length;
-      rows.push({ type: "lane", lane: l, y, h: laneH });
+      rows.push({ type: "lane", lane: l, y, h: laneH, nth: inGroup++ });
       y += laneH;
     }
   });
   S.rows = rows;
   S.laneRow = laneRow;
   S.contentH = y;
+}
+
+function runLetter(ri) {
+  return String.fromCharCode(65 + ri);
 }
 
 function hsl(ordinal, sat, light) {
@@ -152,11 +159,8 @@ function drawFrame(M, S) {
     ctx.restore();
     ctx.fillStyle = "#f0f2f5";
     ctx.fillRect(0, y, LABEL_W, row.h);
-    if (row.h >= 10) {
-      ctx.fillStyle = "#394150";
-      ctx.fillText(M.lanes[row.lane].name, 14, y + row.h / 2);
-    }
   }
+  drawLaneLabels(M, S, ctx);
   ctx.save();
   ctx.beginPath();
   ctx.rect(LABEL_W, HEADER_H, W - LABEL_W, H - HEADER_H);
@@ -167,6 +171,29 @@ function drawFrame(M, S) {
   ctx.restore();
   drawRuler(S, ctx, k);
   drawOverview(S, ctx);
+}
+
+// each lane's name in the label column; lanes thinner than a line of text (stacked runs) are
+// named every k-th, k lanes being a line high, in a font no taller than the lanes left in the
+// group (so no name runs into the next group's header)
+function drawLaneLabels(M, S, ctx) {
+  S.laneLabels = [];
+  ctx.fillStyle = "#394150";
+  S.rows.forEach((row, r) => {
+    const y = rowY(S, row);
+    if (row.type !== "lane" || y + row.h < HEADER_H || y > S.H) return;
+    const every = Math.ceil(10 / row.h);
+    if (row.nth % every) return;
+    let room = 0;
+    for (let q = r; q < S.rows.length && q < r + every && S.rows[q].type === "lane"; q++) room += S.rows[q].h;
+    room = Math.min(room, 10);
+    if (room < 6 && row.nth > 0) return;
+    ctx.font = `${Math.max(6, Math.min(10, room))}px system-ui, sans-serif`;
+    const name = M.lanes[row.lane].name;
+    ctx.fillText(name, 14, y + room / 2);
+    S.laneLabels.push({ lane: row.lane, name, y: y + room / 2, h: room, top: y, rowH: row.h });
+  });
+  ctx.font = "10px system-ui, sans-serif";
 }
 
 // the box of a task in a lane row of height h: inset 2 px, or less on a thin lane
@@ -309,11 +336,17 @@ function drawRuler(S, ctx, k) {
   ctx.strokeStyle = "#9aa3ad";
   ctx.lineWidth = 1;
   ctx.beginPath();
+  S.ticks = [];
   for (let t = Math.ceil(S.t0 / step) * step; t <= S.t1; t += step) {
     const x = Math.round(timeToX(S, t)) + 0.5;
     ctx.moveTo(x, y0 + RULER_H - 7);
     ctx.lineTo(x, y0 + RULER_H);
-    ctx.fillText(formatTime(t, step), x + 3, y0 + RULER_H / 2 - 2);
+    // a label right of its tick, or left of it where it would run past the canvas's edge
+    const text = formatTime(t, step);
+    const w = ctx.measureText(text).width;
+    const lx = x + 3 + w > S.W - 2 ? x - 3 - w : x + 3;
+    ctx.fillText(text, lx, y0 + RULER_H / 2 - 2);
+    S.ticks.push({ text, x: lx, w });
   }
   ctx.stroke();
   const r = S.range || S.dragRange;

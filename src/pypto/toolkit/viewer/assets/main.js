@@ -11,7 +11,7 @@ const S = {
   scrollY: 0, collapsed: new Set(), rows: [], laneRow: null, contentH: 0,
   colors: null, mark: null, cone: null, graphMark: null, selected: -1, depth: 1,
   search: { q: "", matches: [], cur: -1 }, range: null, dragRange: null, drag: null,
-  frames: 0, pending: false, rawArgs: false, laneH: LANE_H,
+  frames: 0, pending: false, rawArgs: false, laneH: LANE_H, kernel: null, span: "e2e",
 };
 
 function fullExtent() {
@@ -23,6 +23,22 @@ function fullExtent() {
   }
   if (hi <= lo) hi = lo + 1;
   const pad = (hi - lo) * 0.01;
+  return [lo - pad, hi + pad];
+}
+
+// the kernel span of every run (first AIC/AIV task's start to the last one's end) with a 2 %
+// margin, or null without AICore tasks: the page opens on it, E toggles it with end-to-end
+function kernelExtent() {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < M.n; i++) {
+    const kind = CORE_KINDS[M.kind[i]];
+    if (kind !== "aic" && kind !== "aiv") continue;
+    lo = Math.min(lo, M.start[i]);
+    hi = Math.max(hi, M.start[i] + M.dur[i]);
+  }
+  if (!(hi > lo)) return null;
+  const pad = (hi - lo) * 0.02;
   return [lo - pad, hi + pad];
 }
 
@@ -78,7 +94,16 @@ function pan(dt) {
 }
 
 function fit() {
+  S.span = "e2e";
   setView(S.full[0], S.full[1]);
+}
+
+// the kernel span, or the whole run if the view is on the kernel span already (E)
+function toggleSpan(to) {
+  const kernel = (to || (S.span === "kernel" ? "e2e" : "kernel")) === "kernel" && S.kernel;
+  if (!kernel) return fit();
+  S.span = "kernel";
+  setView(S.kernel[0], S.kernel[1]);
 }
 
 function relayout() {
@@ -253,6 +278,16 @@ function showTooltip(i, x, y) {
   tip.style.top = `${Math.min(y + 14, S.H - tip.offsetHeight - 4)}px`;
 }
 
+// the hover text of a lane-group header (its run's full name, when runs are stacked) and of a
+// lane's label (the lane's name, whole): a header names runs A, B, ..., a thin lane may have none
+function rowTitle(x, y) {
+  const row = y >= HEADER_H ? rowAt(S, y) : null;
+  if (!row || (row.type === "lane" && x >= LABEL_W)) return "";
+  const ri = row.type === "group" ? Number(row.key.split(":")[0]) : M.lanes[row.lane].run;
+  const run = M.runs.length > 1 ? `${runLetter(ri)}: ${M.runs[ri].title}` : "";
+  return row.type === "group" ? run : [M.lanes[row.lane].name, run].filter(Boolean).join("\n");
+}
+
 canvas.addEventListener("mousedown", (ev) => {
   if (ev.button !== 0) return;
   const [x, y] = localXY(ev);
@@ -278,6 +313,7 @@ window.addEventListener("mousemove", (ev) => {
   if (!d) {
     const inside = x >= 0 && y >= 0 && x < S.W && y < S.H;
     showTooltip(inside ? taskAt(M, S, x, y) : -1, x, y);
+    canvas.title = inside ? rowTitle(x, y) : "";
     return;
   }
   if (Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
@@ -348,6 +384,7 @@ document.addEventListener("keydown", (ev) => {
   else if (key === "a") pan(-span * 0.15);
   else if (key === "d") pan(span * 0.15);
   else if (key === "0") fit();
+  else if (key === "e") toggleSpan();
   else if (key === "escape") {
     S.range = null;
     S.graphMark = null;
@@ -408,7 +445,9 @@ function collapseIdleGroups() {
 }
 
 S.full = fullExtent();
-[S.t0, S.t1] = S.full;
+S.kernel = kernelExtent();
+[S.t0, S.t1] = S.kernel || S.full;
+S.span = S.kernel ? "kernel" : "e2e";
 collapseIdleGroups();
 layoutRows(M, S);
 renderSummary(M, $("summary"));
@@ -431,70 +470,3 @@ if (DATA.graph) {
 new ResizeObserver(resize).observe($("canvas-wrap"));
 resize();
 
-function taskInfo(i) {
-  if (i < 0) return null;
-  return {
-    index: i, name: M.strings[M.name[i]], run: M.runs[M.run[i]].title,
-    lane: M.lanes[M.lane[i]].name, start: M.start[i], dur: M.dur[i],
-    leaf: M.strings[M.leaf[i]], root: M.strings[M.root[i]], label: M.strings[M.label[i]],
-    preds: neighbours(M, i, "pred"), succs: neighbours(M, i, "succ"),
-    args: Object.fromEntries(argsOf(M, i)),
-  };
-}
-
-function findTask(name) {
-  for (let i = 0; i < M.n; i++) if (M.strings[M.name[i]] === name) return i;
-  return -1;
-}
-
-// stable hooks for tests and scripting: state without reading pixels
-window.openpto = {
-  mode: DATA.mode,
-  taskCount: M.n,
-  flowCount: M.nFlows,
-  graph: DATA.graph,
-  lanes: () => M.lanes.map((ln, l) => ({
-    name: ln.name, kind: ln.kind, group: KIND_GROUP[ln.kind], run: M.runs[ln.run].title,
-    tasks: M.laneOff[l + 1] - M.laneOff[l], visible: S.laneRow[l] >= 0 })),
-  summary: () => M.runs.map((_, ri) => runSummary(M, ri)),
-  frames: () => S.frames,
-  view: () => ({ t0: S.t0, t1: S.t1, scrollY: S.scrollY }),
-  setView: (t0, t1) => setView(t0, t1),
-  fit,
-  findTask,
-  task: taskInfo,
-  selectTask: (i) => { select(i, { reveal: true }); return taskInfo(i); },
-  selectTaskByName: (name) => { const i = findTask(name); select(i, { reveal: true }); return i; },
-  selected: () => taskInfo(S.selected),
-  setRawArgs: (raw) => setRawArgs(raw),
-  // the lane-group header rows and whether each is inside the canvas's visible part
-  groups: () => S.rows.filter((r) => r.type === "group").map((r) => {
-    const y = rowY(S, r);
-    return { label: r.label, key: r.key, run: M.runs[Number(r.key.split(":")[0])].title,
-             y, h: r.h, visible: y >= HEADER_H && y + r.h <= S.H };
-  }),
-  laneHeight: () => S.laneH,
-  setDepth: (d) => { $("depth").value = d; $("depth").dispatchEvent(new Event("change")); },
-  highlighted: () => {
-    const out = [];
-    for (let i = 0; S.mark && i < M.n; i++) if (S.mark[i]) out.push(i);
-    return out;
-  },
-  search: (q) => { $("search").value = q; const n = runSearch(q); if (n) stepSearch(1); return n; },
-  searchNext: () => taskInfo(stepSearch(1)),
-  searchPrev: () => taskInfo(stepSearch(-1)),
-  rangeSelect: (t0, t1) => { const st = setRange(t0, t1); return { ...st[0], runs: st }; },
-  colorBy: (mode) => { setColorBy(mode); return S.colors.legend; },
-  legend: () => S.colors.legend,
-  highlight,
-  // client-space rectangle of task i on the canvas (after reveal), for real mouse events
-  taskRect: (i) => {
-    reveal(i);
-    drawFrame(M, S);
-    const b = taskBox(M, S, i);
-    const r = canvas.getBoundingClientRect();
-    const x0 = Math.max(b.x0, LABEL_W);
-    const x1 = Math.min(b.x1, S.W);
-    return { x: r.left + x0, y: r.top + b.y, w: x1 - x0, h: b.h };
-  },
-};

@@ -102,6 +102,7 @@ function middleEllipsis(text, px) {
 // out by its content would otherwise shrink with every pass), then all widths are read, then
 // all texts set
 function fitNames(root) {
+  widenNumbers(root);
   const cells = [...root.querySelectorAll("td.mid")].filter((td) => td.offsetParent !== null);
   if (!cells.length) return;
   for (const td of cells) if (td.textContent !== td.dataset.full) td.textContent = td.dataset.full;
@@ -111,6 +112,23 @@ function fitNames(root) {
   const widths = cells.map((td) => (td.scrollWidth > td.clientWidth ? td.clientWidth - pad : -1));
   cells.forEach((td, k) => {
     if (widths[k] >= 0) td.textContent = middleEllipsis(td.dataset.full, widths[k]);
+  });
+}
+
+// widen each numeric column of the fitted tables under root to its widest cell (a 100.0 %,
+// a 5-digit busy time), all widths read first, then set: the name column gives up the room
+function widenNumbers(root) {
+  const tables = [...root.querySelectorAll("table.fit")].filter((t) => t.offsetParent !== null);
+  const needs = tables.map((t) => {
+    const need = new Map();
+    for (const c of t.querySelectorAll("td.num, th.num")) {
+      if (c.scrollWidth > c.clientWidth) need.set(c.cellIndex, Math.max(need.get(c.cellIndex) || 0, c.scrollWidth));
+    }
+    return need;
+  });
+  tables.forEach((t, k) => {
+    const cols = t.querySelectorAll("col");
+    for (const [c, w] of needs[k]) if (cols[c]) cols[c].style.width = `${w + 1}px`;
   });
 }
 
