@@ -142,10 +142,7 @@ def build(stitch: int = 128, tiles: Tiles = Tiles(), order: str = "blocks_outer"
                       v: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, HEAD_DIM], pypto.DT_BF16),
                       out: pypto.Tensor([pypto.DYNAMIC, GROUP, HEAD_DIM], pypto.DT_FP32)):
         pairs, kv_len = q.shape[0], k.shape[1]
-        # the running state of every pair: row max, row sum, unnormalised output
-        state = (pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, "run_max"),
-                 pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, "run_sum"),
-                 pypto.tensor([pairs, GROUP, HEAD_DIM], pypto.DT_FP32, "run_out"))
+        state = _running_state(pairs, ("run_max", "run_sum", "run_out"))
         pypto.set_vec_tile_shapes(*tiles.vec)
         if order == "pairs_outer":
             for p in pypto.loop(pairs, name="LOOP_PAIR", idx_name="p"):
@@ -156,6 +153,14 @@ def build(stitch: int = 128, tiles: Tiles = Tiles(), order: str = "blocks_outer"
                 for p in pypto.loop(pairs, name="LOOP_PAIR", idx_name="p"):
                     block_step(q, k, v, out, *state, p, j, kv_len)
     return glm_attention
+
+
+def _running_state(pairs, names: tuple[str, str, str]) -> tuple:
+    """The online-softmax state of every pair, as scratch tensors named `names`: row max, row
+    sum, unnormalised output."""
+    return (pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, names[0]),
+            pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, names[1]),
+            pypto.tensor([pairs, GROUP, HEAD_DIM], pypto.DT_FP32, names[2]))
 
 
 # The guide's own case (runtime_facts §3: hicann/pypto models/glm_v4_5/glm_attention.py at
@@ -185,9 +190,8 @@ def build_guide(stitch: int = 128, tiles: Tiles = Tiles(), unroll=GUIDE_UNROLL,
             v: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, HEAD_DIM], pypto.DT_BF16),
             out: pypto.Tensor([pypto.DYNAMIC, GROUP, HEAD_DIM], pypto.DT_FP32)):
         pairs, kv_len = q.shape[0], k.shape[1]
-        state = (pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, "max_update"),
-                 pypto.tensor([pairs, GROUP, 1], pypto.DT_FP32, "sum_update"),
-                 pypto.tensor([pairs, GROUP, HEAD_DIM], pypto.DT_FP32, "oi_update"))
+        # the guide's names for the running state
+        state = _running_state(pairs, ("max_update", "sum_update", "oi_update"))
         pypto.set_vec_tile_shapes(*tiles.vec)
         for b in pypto.loop(pairs // kv_heads, name="LOOP_b", idx_name="b_idx"):
             for _s1 in pypto.loop(1, name="LOOP_s1", idx_name="s1_idx"):

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from pypto.calibration import constants
-from pypto.calibration.calibrate import Problem
-from pypto.calibration.fit import fit, robust_cost
+from pypto.calibration.calibrate import Problem, add_schedule_noise
+from pypto.calibration.fit import fit
 from pypto.calibration.observed import Target
 from pypto.calibration.runs import KernelCall
 from pypto.profiling.swimlane import SwimlaneData
@@ -50,18 +50,17 @@ def attribute(call: KernelCall, board: SwimlaneData, table: dict) -> dict[str, A
     the share of the gap each removes, and the ones the gap points at."""
     target = Target.of(call.name, call.trace_on(table), board)
     names = [n for n in [*constants.FITTED, *SOURCED] if constants.get(table, n)]
-    problem = Problem([call], [target], table, names)
-    before = robust_cost(problem.residuals(np.zeros(len(names))))
-    rows = []
-    for j, name in enumerate(names):
+    add_schedule_noise(Problem([call], [target], table, names))   # weighed as calibrate does
+    before, rows = 0.0, []
+    for name in names:
         alone = Problem([call], [target], table, [name])
         result = fit(alone.residuals, [name], max_iter=6)
+        before = result.cost[0]   # (the gap as is: the same for every constant)
         if result.status[0] != "fitted":
             continue
-        after = float(result.cost[1])
         rows.append({"constant": name, "mechanism": mechanism(name),
                      "scale": float(np.exp(result.p[0])),
-                     "explains": 1.0 - after / before if before > 0 else 0.0})
+                     "explains": 1.0 - result.cost[1] / before if before > 0 else 0.0})
     rows.sort(key=lambda r: -r["explains"])
     points = [r for r in rows
               if r["explains"] >= EXPLAINS and abs(np.log(r["scale"])) >= np.log1p(MOVED)]

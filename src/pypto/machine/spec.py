@@ -116,24 +116,26 @@ def load(name: str | None = None) -> MachineSpec:
 
 @functools.lru_cache(maxsize=None)
 def _load(name: str) -> MachineSpec:
-    # A path to a TOML file is a custom machine (it may inherit a preset with `base = ...`).
+    path = _path(name)
+    return from_table(_read(path), path)
+
+
+def _path(name: str) -> str:
+    """The file of machine `name`: a path to a TOML file is a custom machine (it may inherit
+    a preset with `base = ...`), any other name a preset; the error names what is missing."""
     path = name if name.endswith(".toml") else os.path.join(_HERE, f"{name}.toml")
     if name.endswith(".toml") and not os.path.exists(path):
         raise PyptoValueError(f"machine file '{name}' does not exist")
     if not os.path.exists(path):
         raise PyptoValueError(f"unknown machine preset '{name}'; available: "
                               f"{', '.join(presets())}")
-    return from_table(_read(path), path)
+    return path
 
 
 def table(name: str | None = None) -> dict:
     """The numbers of preset `name` (or a TOML path) as nested tables, a preset it inherits
     (`base = ...`) merged in: what `from_table` takes (a calibration edits a copy)."""
-    name = resolve(name)
-    path = name if name.endswith(".toml") else os.path.join(_HERE, f"{name}.toml")
-    if not os.path.exists(path):
-        _load(name)   # the error naming the file or the presets
-    return _read(path)
+    return _read(_path(resolve(name)))
 
 
 def from_table(raw: dict, where: str = "<table>") -> MachineSpec:
