@@ -200,43 +200,69 @@ def longest_chain(result: SimResult) -> tuple[float, int]:
 def longest_path(tasks: list[SimTask], weight: dict[int, float]) -> tuple[float, int]:
     """(weight, tasks) of the heaviest dependency path, each task weighing `weight[id]`, the
     windows in sequence (the sum over windows of each one's heaviest path)."""
-    by_id = {t.id: t for t in tasks}
-    # the heaviest path ending at each task: (weight, tasks), tasks in dependency order
-    best: dict[int, tuple[float, int]] = {}
-    per_window: dict[int, tuple[float, int]] = defaultdict(lambda: (0.0, 0))
-    for t in _in_dependency_order(tasks, by_id):
-        before = max((best[p] for p in t.preds
-                      if p in by_id and by_id[p].window == t.window),
-                     default=(0.0, 0))
-        here = best[t.id] = (before[0] + weight[t.id], before[1] + 1)
-        per_window[t.window] = max(per_window[t.window], here)
-    return sum(c for c, _ in per_window.values()), sum(n for _, n in per_window.values())
+    position = {t.id: n for n, t in enumerate(tasks)}
+    edges = [(position[p], n) for n, t in enumerate(tasks) for p in t.preds if p in position]
+    src, dst = (np.array(e, dtype=np.int64).reshape(-1) for e in zip(*edges)) if edges else \
+        (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    total, path = heaviest_path(np.array([weight[t.id] for t in tasks], dtype=float), src, dst,
+                                np.array([t.window for t in tasks], dtype=np.int64))
+    return total, len(path)
 
 
-def _in_dependency_order(tasks: list[SimTask], by_id: dict) -> list[SimTask]:
-    """The tasks with each after its predecessors (submission order when it already is,
-    as the stitcher emits it; otherwise Kahn's algorithm). A cycle is an error."""
-    ids = [t.id for t in tasks]
-    position = {i: n for n, i in enumerate(ids)}
-    if all(position.get(p, -1) < position[t.id] for t in tasks for p in t.preds):
-        return tasks
-    succs: dict[int, list[int]] = defaultdict(list)
-    waiting = {}
-    for t in tasks:
-        preds = [p for p in set(t.preds) if p in by_id]
-        waiting[t.id] = len(preds)
-        for p in preds:
-            succs[p].append(t.id)
-    ready = [i for i in ids if waiting[i] == 0]
-    order = []
-    while ready:
-        i = ready.pop()
-        order.append(by_id[i])
-        for s in succs[i]:
-            waiting[s] -= 1
-            if waiting[s] == 0:
-                ready.append(s)
-    if len(order) != len(tasks):
-        raise PyptoValueError(f"lower_bounds: the tasks' dependencies have a cycle "
-                              f"({len(tasks) - len(order)} tasks on or after it)")
-    return order
+def heaviest_path(weight: np.ndarray, src: np.ndarray, dst: np.ndarray, window: np.ndarray,
+                  what: str = "lower_bounds") -> tuple[float, list[int]]:
+    """The heaviest dependency path through nodes 0..n-1 (node i weighing `weight[i]`, edge k
+    `src[k] -> dst[k]`; edges between windows are left out), the windows in sequence: (the sum
+    over windows of each one's heaviest path, its nodes window by window in path order). Of
+    paths of equal weight, the one with more nodes. The one definition of the chain: bounds
+    reads it from the simulated tasks, the toolkit's `analyses.paths` from a trace's flows.
+    A cycle is an error naming `what` (the caller).
+    NOTE: Kahn's algorithm one frontier at a time over numpy arrays, so a run costs a numpy
+    step per dependency level (windows run side by side), not a Python step per task."""
+    n = len(weight)
+    same = window[src] == window[dst]
+    src, dst = src[same], dst[same]
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    ptr = np.searchsorted(src, np.arange(n + 1))
+    waiting = np.bincount(dst, minlength=n)
+    into = np.zeros(n)                      # the heaviest path into each node so far
+    into_count = np.zeros(n, dtype=np.int64)
+    via = np.full(n, -1, dtype=np.int64)
+    best = weight.astype(float).copy()
+    count = np.ones(n, dtype=np.int64)
+    frontier = np.flatnonzero(waiting == 0)
+    done = 0
+    while len(frontier):
+        done += len(frontier)
+        best[frontier] = into[frontier] + weight[frontier]
+        count[frontier] = into_count[frontier] + 1
+        lo, hi = ptr[frontier], ptr[frontier + 1]
+        sizes = hi - lo
+        if not sizes.sum():
+            break
+        edge = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+        a, b = src[edge], dst[edge]
+        pick = np.lexsort((-a, count[a], best[a], b))          # per target its best last
+        last = np.r_[b[pick][1:] != b[pick][:-1], True]
+        a_top, b_top = a[pick][last], b[pick][last]
+        better = (best[a_top] > into[b_top]) | ((best[a_top] == into[b_top]) &
+                                                (count[a_top] > into_count[b_top]))
+        a_top, b_top = a_top[better], b_top[better]
+        into[b_top], into_count[b_top], via[b_top] = best[a_top], count[a_top], a_top
+        waiting -= np.bincount(b, minlength=n)
+        touched = np.unique(b)
+        frontier = touched[waiting[touched] == 0]
+    if done != n:
+        raise PyptoValueError(f"{what}: the dependencies have a cycle ({n - done} tasks on or "
+                              f"after it)")
+    nodes = np.arange(n)
+    pick = np.lexsort((-nodes, count, best, window))          # per window its top last
+    tops = pick[np.r_[window[pick][1:] != window[pick][:-1], True]] if n else pick
+    path: list[int] = []
+    for top in tops.tolist():
+        chain = [top]
+        while via[chain[-1]] >= 0:
+            chain.append(int(via[chain[-1]]))
+        path += chain[::-1]
+    return float(sum(best[tops].tolist())), path
