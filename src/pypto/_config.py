@@ -290,9 +290,12 @@ _SPECS: list[OptionSpec] = [
                "1/2: write program.json, a DOT and the stage graphs per root function"),
     OptionSpec("debug", "runtime_debug_mode", int_range(0, 4), 0,
                "1-4: write the simulated run (merged_swimlane.json, program.json, stats and "
-               "bubble reports) under output/; the checks PyPTO ties to 3 (input validation) "
-               "and 4 (GM bounds) are always on here, and 2 (AICORE model) has no other "
-               "meaning on the CPU"),
+               "bubble reports) under output/; 2 (AICORE model) has no other meaning on the "
+               "CPU; 3 also checks the stitched task graph against the GM the tasks touch "
+               "(two tasks of one window on overlapping GM, one writing, with no path between "
+               "them: PyptoDependencyError) and 4 every view/assemble window against its "
+               "tensor (all out-of-range accesses: PyptoBoundsError); both write deps.json, "
+               "the task graph with each edge's reason, even when the check fails"),
     OptionSpec("debug", "dump_pass_graph", any_value, None,
                "accepted; no effect: compile_debug_mode=1 already dumps every stage"),
     # operation options (pypto.experimental.set_operation_options)

@@ -45,6 +45,7 @@ from pypto.machine.spec import MachineSpec
 from pypto.machine.spec import load as machine_spec
 from pypto.machine.spec import resolve as resolve_machine
 from pypto.passes import CompiledProgram, compile_program
+from pypto.profiling.debug_checks import bounds_log, check_run, run_watched
 from pypto.runtime import differential
 from pypto.runtime.compile_cache import CacheEntry, CacheKey, CompileCache
 from pypto.runtime.plan import ExecutionPlan
@@ -294,6 +295,7 @@ class JitKernel:
         record = CallRecord(**made, plan=entry.plan, executor=executor, pending=pending,
                             folder=folder)
         if pending is not None and run.runtime_debug_mode:
+            check_run(record, run.runtime_debug_mode)   # modes 3, 4: deps.json, checks
             self._write(record)
         return record
 
@@ -346,9 +348,10 @@ class JitKernel:
         timing_only = run.numerics == "timing_only"
         if timing_only:
             self._check_timing_only(program, run)
+        bounds = bounds_log(run.runtime_debug_mode)   # (mode 4: windows out of range)
         if run.executor == "reference":
             executor = ReferenceExecutor(plan, symbols, arrays)
-            executor.run()
+            run_watched(executor, bounds, self.__name__, stitched=False)
             return executor, None
         stitcher = Stitcher(run.stitch_function_max_num, run.stitch_function_size,
                             plan.slot_facts,
@@ -358,11 +361,11 @@ class JitKernel:
             # verify_options: the compiled (tile-level) run is checked against the reference
             executor = differential.run_checked(plan, symbols, arrays, stitcher,
                                                 run.pass_verify_error_tol)
-        elif differential.enabled() and not timing_only:   # (no results to compare)
+        elif differential.enabled() and not timing_only and bounds is None:   # (mode 4 alone)
             executor = differential.run_checked(plan, symbols, arrays, stitcher)
         else:
             executor = TileExecutor(plan, symbols, arrays, stitcher, not timing_only)
-            executor.run()
+            run_watched(executor, bounds, self.__name__)
         stitcher.flush()
         # The simulation runs when its result is first asked for (record.run) or written.
         return executor, PendingRun(stitcher, compiled.spec, self.__name__,

@@ -73,6 +73,15 @@ class PyptoRuntimeError(PyptoError, RuntimeError):
     """A rule of the programming model was broken (tiling, tracing, control flow)."""
 
 
+class PyptoDependencyError(PyptoRuntimeError):
+    """runtime_debug_mode=3: two tasks touch overlapping GM, one writing, with no order between
+    them in the stitched task graph (a race)."""
+
+
+class PyptoBoundsError(PyptoRuntimeError):
+    """runtime_debug_mode=4: GM accesses outside their tensor (a view or assemble window)."""
+
+
 class ConcreteValueError(PyptoValueError):
     """A symbolic scalar was used where a Python value is needed."""
 

@@ -38,6 +38,9 @@ class CallState:
         self._bound = bound
         self._shapes: dict[int, tuple[int, ...]] = {}
         self._storage_names = {p.value.storage.id: p.name for p in program.params}
+        # runtime_debug_mode=4: the call's `runtime.gm_bounds.BoundsLog`, which the control
+        # walk shows every block instance (None: no bounds check)
+        self.bounds = None
 
     # ---- symbolic values ----
     def ev(self, e: Expr) -> int:

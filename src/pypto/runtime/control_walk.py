@@ -3,7 +3,8 @@
 Loop bounds and branch conditions are evaluated when reached, with the real input shapes and
 values; each loop index is bound in the call's symbols while its body runs; every root
 function instance (a `Block`) is checked (`ExecutionPlan.checks`: extents that must hold
-before and after it) around the executor's own way of running it. The executors differ only
+before and after it; with runtime_debug_mode=4 also `runtime.gm_bounds`, the call's
+`CallState.bounds`) around the executor's own way of running it. The executors differ only
 in what a block is, so they pass that in: the walk is a function of a `CallState` and two
 callbacks, not a base class.
 """
@@ -38,9 +39,16 @@ class ControlWalk:
             if step == 0:
                 raise PyptoRuntimeError(f"loop '{loop.name}' has step 0 at run time", loop.loc)
             name = variant.index.name
+            # (runtime_debug_mode=4: an unrolled iteration whose last copies pass the end)
+            tails = self.state.bounds.tails if self.state.bounds is not None and \
+                variant.factor > 1 else None
             for i in range(start, stop, step):
                 values[name] = i
+                if tails is not None:
+                    tails.append(i + step - step // variant.factor >= stop)
                 self.run_seq(self.select(variant.body))
+                if tails is not None:
+                    tails.pop()
             values.pop(name, None)
 
     def select(self, node: If | Seq) -> Seq:
@@ -60,5 +68,10 @@ class ControlWalk:
         env = self.state.env
         checks = self.state.plan.checks(block)
         checks.before(env.values, env.read_element)
+        bounds = self.state.bounds
+        if bounds is not None:
+            bounds.check(block, env.values, env.read_element, after=False)
         self.run_block(block)
         checks.after(env.values, env.read_element)
+        if bounds is not None:
+            bounds.check(block, env.values, env.read_element, after=True)
