@@ -51,7 +51,8 @@ def test_event_counts_order_and_key_order(result):
     """M first, X by lane then start, s/f pairs, C last; keys in PyPTO's order."""
     events = _events(result)
     kinds = [e["ph"] for e in events]
-    assert Counter(kinds) == {"M": 11, "X": 8, "s": 3, "f": 3, "C": 6}
+    # C: ReadyCount_AIV / _AIC and SchedOverhead_AIV / _AIC (here equal: idle cores abound)
+    assert Counter(kinds) == {"M": 11, "X": 8, "s": 3, "f": 3, "C": 12}
     first = {ph: kinds.index(ph) for ph in "MXsfC"}
     last = {ph: len(kinds) - 1 - kinds[::-1].index(ph) for ph in "MXsfC"}
     assert last["M"] < first["X"] and last["X"] < first["s"] and last["f"] < first["C"]
@@ -140,7 +141,11 @@ def test_ready_counters(result, tmp_path):
     events = _events(result)
     assert _counter(events, "ReadyCount_AIV") == [(1.0, 1), (1.2, 0), (9.0, 1), (10.0, 0)]
     assert _counter(events, "ReadyCount_AIC") == [(3.2, 1), (4.0, 0)]
-    assert {e["name"] for e in events if e["ph"] == "C"} == {"ReadyCount_AIV", "ReadyCount_AIC"}
+    assert {e["name"] for e in events if e["ph"] == "C"} == {
+        "ReadyCount_AIV", "ReadyCount_AIC", "SchedOverhead_AIV", "SchedOverhead_AIC"}
+    # every ready task found an idle core: the overhead counters follow the ready ones
+    assert _counter(events, "SchedOverhead_AIV") == _counter(events, "ReadyCount_AIV")
+    assert _counter(events, "SchedOverhead_AIC") == _counter(events, "ReadyCount_AIC")
     assert all(e["tid"] == 1 and e["pid"] == 1 for e in events if e["ph"] == "C")
     data = read_swimlane(write_swimlane(result, tmp_path / "s.json"))
     assert data.counters["ReadyCount_Total"] == [(1.0, 1), (1.2, 0), (3.2, 1), (4.0, 0),
@@ -150,7 +155,22 @@ def test_ready_counters(result, tmp_path):
 def test_no_cube_tasks_means_no_aic_counters(result):
     result.tasks = [r for r in result.tasks if r.task.core == "AIV"]
     names = {e["name"] for e in _events(result) if e["ph"] == "C"}
-    assert names == {"ReadyCount_AIV"}
+    assert names == {"ReadyCount_AIV", "SchedOverhead_AIV"}
+
+
+def test_sched_overhead_counts_idle_cores_while_tasks_are_ready(result, tmp_path):
+    """SchedOverhead_AIV = min(idle AIV cores, ready AIV tasks). With 2 AIV cores and t3 ready
+    at 1.1 us: 1.0-1.2 one core idle (t0 runs) while t1 (and t3) wait -> 1; 1.2-3.0 both
+    busy -> 0; 3.0-10.0 a core idle while t3 waits -> 1; t3 starts at 10.0 -> 0."""
+    result.aiv = 2
+    result.tasks[3].ready = 1100
+    events = _events(result)
+    assert _counter(events, "ReadyCount_AIV") == [(1.0, 1), (1.1, 2), (1.2, 1), (10.0, 0)]
+    assert _counter(events, "SchedOverhead_AIV") == [(1.0, 1), (1.2, 0), (3.0, 1), (10.0, 0)]
+    data = read_swimlane(write_swimlane(result, tmp_path / "s.json"))
+    assert data.counters["SchedOverhead_AIV"] == [(1.0, 1), (1.2, 0), (3.0, 1), (10.0, 0)]
+    # the reader's ReadyCount_Total sums the ready counters only
+    assert data.counters["ReadyCount_Total"][:3] == [(1.0, 1), (1.1, 2), (1.2, 1)]
 
 
 def test_aicpu_runs_are_x_events_on_their_lanes(result):
@@ -167,7 +187,8 @@ def test_output_is_deterministic(result, shuffled, tmp_path):
     b = write_swimlane(shuffled, tmp_path / "b.json")
     assert a.read_bytes() == b.read_bytes()
     assert json.loads(a.read_text())["otherData"]["clock_mhz"] == 1000
-    assert len(a.read_text().splitlines()) == 2 + 31            # one event per line
+    # one event per line: 11 M, 8 X, 6 s/f, 12 C (ready and overhead counters)
+    assert len(a.read_text().splitlines()) == 2 + 37
     pretty = write_swimlane(result, tmp_path / "c.json", indent=4)   # PyPTO's formatting
     assert pretty.read_text().startswith('{\n    "traceEvents": [\n        {\n')
     assert json.loads(pretty.read_text()) == json.loads(a.read_text())

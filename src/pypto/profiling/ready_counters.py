@@ -1,5 +1,7 @@
 """The ready counters of a run: `ReadyCount_AIV` / `ReadyCount_AIC` samples, how many tasks of
-each core type are ready (every predecessor done) but not yet running.
+each core type are ready (every predecessor done) but not yet running; and from them the
+scheduling-overhead counters `SchedOverhead_AIV` / `SchedOverhead_AIC`, how many cores of
+that type sat idle while such tasks waited (`overhead_counters`).
 
 Its own module because the counters are a time series derived from the tasks, not an event of
 one: each task's ready time (given, else its last predecessor's end, else its window's first
@@ -13,6 +15,7 @@ from operator import attrgetter
 import numpy as np
 
 from pypto.machine.result import SimResult
+from pypto.profiling.overhead_counters import idle_while_ready
 from pypto.profiling.trace_encoding import UNITS_PER_US, time_units
 
 
@@ -37,7 +40,8 @@ def _ready_times(result: SimResult, pred_ends: dict[int, float],
 
 
 # counter names in their order among samples at one time
-_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1}
+_COUNTER_ORDER = {"ReadyCount_AIV": 0, "ReadyCount_AIC": 1, "SchedOverhead_AIV": 2,
+                  "SchedOverhead_AIC": 3}
 
 
 def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,21 +56,27 @@ def _step_counter(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np
 
 def ready_counters(result: SimResult,
                    pred_ends: dict[int, float]) -> tuple[list[float], list[str], list[int]]:
-    """ReadyCount_AIV / _AIC samples (us, name, size), by time then counter. Changes are
-    netted at the file's time resolution (`time_units`): one sample per counter and written
-    time. NOTE: no ReadyCount_Total (their sum: the reader restores it, `restore_counters`)
+    """ReadyCount_AIV / _AIC and SchedOverhead_AIV / _AIC samples (us, name, size), by time
+    then counter. Changes are netted at the file's time resolution (`time_units`): one sample
+    per counter and written time; the overhead counters from the written task times and
+    ready counts, as a reader of the file would compute them. NOTE: no ReadyCount_Total (their sum: the reader restores it, `restore_counters`)
     and no BusyCount (cores running a task: any trace viewer shows it, the X slices)."""
     runs = result.tasks
     start = np.fromiter(map(attrgetter("start"), runs), dtype=np.float64, count=len(runs))
     ready = time_units(_ready_times(result, pred_ends, start), result.clock_mhz)
     start = time_units(start, result.clock_mhz)
+    end = time_units(np.fromiter(map(attrgetter("end"), runs), dtype=np.float64,
+                                 count=len(runs)), result.clock_mhz)
     core = np.array(list(map(attrgetter("task.core"), runs)), dtype=object)
     series: list[tuple[str, np.ndarray, np.ndarray]] = []
+    counts = {"AIC": result.aic, "AIV": result.aiv}
     for k in sorted(set(core.tolist())):
         mine = core == k
         up_down = np.repeat([1, -1], int(mine.sum()))
-        series.append((f"ReadyCount_{k}", *_step_counter(
-            np.concatenate([ready[mine], start[mine]]), up_down)))
+        counted = _step_counter(np.concatenate([ready[mine], start[mine]]), up_down)
+        series.append((f"ReadyCount_{k}", *counted))
+        series.append((f"SchedOverhead_{k}", *idle_while_ready(
+            start[mine], end[mine], *counted, counts.get(k, 0))))
     if not series:
         return [], [], []
     times = np.concatenate([t for _, t, _ in series])

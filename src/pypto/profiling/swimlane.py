@@ -33,7 +33,11 @@ Layout (shared/reference/swimlane_format.md section 1), kept as PyPTO writes it:
   the name again; optional in the Trace Event Format: Perfetto pairs s with f by id, cat and
   name, equal when absent).
 * `C` counters on tid 1: `ReadyCount_AIV`, `ReadyCount_AIC` (only when cube tasks exist),
-  sampled when they change (PyPTO also writes their sum, `ReadyCount_Total`: see below).
+  sampled when they change (PyPTO also writes their sum, `ReadyCount_Total`: see below); and
+  ours, `SchedOverhead_AIV` / `SchedOverhead_AIC` (a Perfetto track each): the cores of that
+  type idle while ready tasks of that type waited, min(idle cores, ReadyCount), sampled when it
+  changes (`overhead_counters`; none while it stays 0). At one time: ReadyCount_AIV,
+  ReadyCount_AIC, SchedOverhead_AIV, SchedOverhead_AIC.
 * event order: M, X by lane then start, s/f pairs, C; key order as in PyPTO's files.
 * times (ts, dur) in whole ns (3 decimals of us; a cycle is 0.56 ns at 1.8 GHz): a slice's
   start and end are rounded, its dur is their difference, so its end is exact for any reader.
