@@ -67,13 +67,17 @@ class RunColumns:
     counters: tuple[list[float], list[str], list[int]]     # (ts, name, size) in file order
     other: dict[str, Any]
     pred_ends: dict[int, float]             # `latest_pred_ends(result)`, for the reports
+    # per leaf function its source lines' shares of its task time (`runtime.line_shares`),
+    # written as the shared arg `lines`; None: not known (the trace then has no such table)
+    lines: dict[str, list] | None = None
 
     @property
     def n_events(self) -> int:
         return len(self.runs) + len(self.aicpu)
 
 
-def run_columns(result: SimResult) -> RunColumns:
+def run_columns(result: SimResult, lines: dict[str, list] | None = None) -> RunColumns:
+    """The columns of `result`; `lines`: `RunColumns.lines`."""
     runs, tids = _in_file_order(result)
     unit = UNITS_PER_US
     start = time_units(list(map(attrgetter("start"), runs)), result.clock_mhz)
@@ -94,7 +98,7 @@ def run_columns(result: SimResult) -> RunColumns:
                       json_numbers(ts + [e.ts for e in aicpu]),
                       json_numbers(dur + [e.dur for e in aicpu], repeated=True),
                       task_arg_columns(runs, tasks, dur, US_DIGITS), aicpu, src, dst, s_ts,
-                      ready_counters(result, pred_ends), other, pred_ends)
+                      ready_counters(result, pred_ends), other, pred_ends, lines)
 
 
 def _in_file_order(result: SimResult) -> tuple[list[TaskRun], list[int]]:

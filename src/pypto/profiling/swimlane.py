@@ -66,6 +66,9 @@ back, and the reader restores it, so a parsed file holds every key above, in tha
 * `TABLE_ARGS` (`merge`, `cost`): the position of the value in `shared_args.<key>`;
   `ITEM_TABLE_ARGS` (`gm_reads`): a list of positions in `shared_args.gm_reads`.
 * AICPU events: `event-hint`, `color` and `thread`, where they are the lane's.
+* `lines` (only when the writer was given them): per leaf function its source lines and
+  their shares of its task time, by cost term, `{leaf: [[file, line, {term: share}], ...]}`
+  (`runtime.line_shares`, which states the attribution rule); no event refers to it.
 * `ReadyCount_Total`, the sum of `ReadyCount_AIV` and `ReadyCount_AIC` (`restore_counters`).
 * No `BusyCount_*` counters (cores running a task): the X slices show it.
 
@@ -121,6 +124,9 @@ DERIVED_ARGS = ("leaf", "root", "window", "instance", "call", "core_type")
 TABLE_ARGS = ("merge", "cost")
 ITEM_TABLE_ARGS = ("gm_reads",)         # a list of indices into a table of items
 _DERIVED_SET = frozenset(DERIVED_ARGS)
+# the shared table of each leaf function's source lines and their shares of its task time
+# (`runtime.line_shares`; read by `toolkit.analyses.by_line`, not restored into any event)
+LINES_TABLE = "lines"
 
 
 def lane_tid(number: int) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 from pypto.machine.result import SimResult
 from pypto.profiling.run_columns import AicpuEvent, RunColumns, run_columns
 from pypto.profiling.swimlane import (COUNTER_TID, DERIVED_ARGS, FLOW_NAME, ITEM_TABLE_ARGS,
-                                      PROCESS_NAME, SHARED_ARGS, TABLE_ARGS, aicpu_thread,
+                                      LINES_TABLE, PROCESS_NAME, SHARED_ARGS, TABLE_ARGS, aicpu_thread,
                                       classify_lane, derived_column, function_keys,
                                       task_fields)
 from pypto.profiling.trace_encoding import (COMPACT, json_numbers, json_str, json_strs,
@@ -75,6 +75,8 @@ def swimlane_text(run: SimResult | RunColumns) -> list[str]:
     for i, block in enumerate(blocks):
         pieces += [_SEP, block] if i else [block]
     other = json.dumps(cols.other, separators=COMPACT)
+    if shared and cols.lines:
+        shared[LINES_TABLE] = json.dumps(cols.lines, separators=COMPACT)
     if shared:
         tables = ",".join(f"{json_str(k)}:{text}" for k, text in shared.items())
         other = f'{other[:-1]}{"," if cols.other else ""}{json_str(SHARED_ARGS)}:{{{tables}}}}}'
