@@ -376,7 +376,7 @@ class JitKernel:
         """The simulated run under output/: one folder per call, holding this call's compile
         dumps too, if any."""
         from pypto.toolkit.run_pages import write_run  # NOTE: lazy, keeps `import pypto` fast
-        write_run(record.run, record.program, record.folder)
+        write_run(record.run, record.program, record.folder, record.compiled)
         record.run.folder = os.path.abspath(record.folder)   # shown by its summary
 
     def _timing_only_refusal(self, program: Program, run: RunOptions) -> str | None:

@@ -242,12 +242,52 @@ def format_text(a: Analysis) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+# the sections `analyze` prints instead of its summary: option -> analyses module (each has
+# `report(data, folder) -> record`, `to_json(record)` and `format_text(record)`)
+SECTIONS = {"stats": "kernel_stats", "overhead": "sched_overhead", "blockers": "blockers",
+            "paths": "paths", "by_line": "by_line"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", help="merged_swimlane.json (ours or PyPTO's) or a run folder")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--stats", action="store_true",
+                        help="kernel statistics: per leaf function, core type and window")
+    parser.add_argument("--overhead", action="store_true",
+                        help="scheduling overhead: per core type, the share of time a core "
+                             "was idle while ready work existed")
+    parser.add_argument("--blockers", action="store_true",
+                        help="gaps and blockers: what every idle stretch of a core waited for")
+    parser.add_argument("--paths", action="store_true",
+                        help="the critical path before scheduling against the observed one")
+    parser.add_argument("--by-line", action="store_true",
+                        help="simulated time by the kernel's source line")
+
+
+def _sections(args: argparse.Namespace) -> int:
+    """Print the sections asked for (text, or one JSON object keyed by section)."""
+    import importlib
+    from pathlib import Path
+    path = Path(args.trace)
+    data = trace.load(path)
+    folder = str(path if path.is_dir() else path.parent)
+    chosen = [(key, importlib.import_module(f"pypto.toolkit.analyses.{module}"))
+              for key, module in SECTIONS.items() if getattr(args, key)]
+    reports = [(key, module, module.report(data, folder)) for key, module in chosen]
+    if args.json:
+        json.dump(rounded({"schema": SCHEMA, "source": str(args.trace),
+                           **{key: module.to_json(r) for key, module, r in reports}}),
+                  sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(module.format_text(r).rstrip() + "\n"
+                                    for _, module, r in reports))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if any(getattr(args, key) for key in SECTIONS):
+        return _sections(args)
     a = analyze(trace.load(args.trace), str(args.trace))
     if args.json:
         json.dump(to_json(a), sys.stdout, indent=1)

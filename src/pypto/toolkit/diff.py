@@ -2,8 +2,9 @@
 
 Takes two traces (files or run folders, ours or PyPTO's) → their `findings.Analysis` → a report
 dict: `totals` (name -> {a, b, delta, ratio}), `leaves` (one row per leaf function, paired by
-the stable leaf key of `toolkit.identity`, the biggest change in total time first) and
-`critical_path` (both chains). The same dict is printed as text, as JSON (`--json`), or handed
+the stable leaf key of `toolkit.identity`, the biggest change in total time first),
+`critical_path` (both chains) and, when both traces have source lines, `lines` (per
+`file:line` its time in A and B and the change, `analyses.by_line.delta`). The same dict is printed as text, as JSON (`--json`), or handed
 to the viewer's `render_diff_html` (`-o`): both swimlanes stacked under the kernel / end-to-end /
 tasks / utilisation comparison, the critical paths and the leaf rows as tables.
 """
@@ -74,6 +75,15 @@ def compare(a: Analysis, b: Analysis) -> dict[str, Any]:
         "critical_path": {"a": _path(a), "b": _path(b)}})
 
 
+def with_lines(report: dict[str, Any], a: Any, b: Any, folders: tuple[str | None, str | None]
+               = (None, None)) -> dict[str, Any]:
+    """`report` with `lines` added, the per-source-line time of runs `a` and `b` (parsed
+    traces) and its change (`analyses.by_line.delta`), when both traces have source lines."""
+    from pypto.toolkit.analyses import by_line
+    rows = by_line.delta(by_line.report(a, folders[0]), by_line.report(b, folders[1]))
+    return report if rows is None else {**report, "lines": rounded(rows)}
+
+
 def _num(x: Any) -> str:
     if x is None:
         return "-"
@@ -100,6 +110,9 @@ def format_text(report: dict[str, Any]) -> str:
         out.append(f"  {side.upper()}: {p['tasks']} tasks, busy {p['busy_us']:.3f} us "
                    f"({p['busy_share_pct']:.1f}% of the span), waiting {p['wait_us']:.3f} us "
                    f"[{p['basis']}]: {ends}")
+    if report.get("lines"):
+        from pypto.toolkit.analyses.by_line import format_delta
+        out += ["", format_delta(report["lines"]).rstrip("\n")]
     return "\n".join(out) + "\n"
 
 
@@ -119,7 +132,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     da, db = trace.load(args.a), trace.load(args.b)
-    report = compare(analyze(da, str(args.a)), analyze(db, str(args.b)))
+    report = with_lines(compare(analyze(da, str(args.a)), analyze(db, str(args.b))), da, db)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -16,12 +16,13 @@ carry) are read as U+FFFD. Events with an unusable time (not finite, negative, b
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 from pypto.gc_pause import gc_paused
 from pypto.profiling.swimlane import MAX_TIME_US, SwimlaneData, TraceFormatError, restore_args
@@ -251,12 +252,22 @@ def load(path: str | os.PathLike) -> SwimlaneData:
         p = p / "merged_swimlane.json"
     if not p.exists():
         raise ToolkitError(f"{p}: no such file")
+    return _parse(lambda: open(p, encoding="utf-8"), p)
+
+
+def parse_text(pieces: list[str], name: str | os.PathLike) -> SwimlaneData:
+    """Parse a trace's text, given in pieces (`swimlane_writer.swimlane_text`); `name` is what
+    an error calls it."""
+    return _parse(lambda: io.StringIO("".join(pieces)), Path(name))
+
+
+def _parse(opened: Callable[[], TextIO], p: Path) -> SwimlaneData:
     top: dict[str, Any] = {}
     # NOTE: parsing makes a few container objects per event and no cycles; cyclic GC passes
     # over the growing task list would cost a large share of the load, so they are paused
     with gc_paused():
         try:
-            with open(p, encoding="utf-8") as f:
+            with opened() as f:
                 data = parse_runs(_runs(_Stream(f), top))
         except _Malformed as e:
             raise ToolkitError(f"{p}: {e}") from None

@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # NOTE: imported here so `pypto-toolkit --help` does not load the trace reader
     from pypto.toolkit.trace import load
+    from pypto.toolkit.analyses import hints, page_data
     from pypto.toolkit.viewer.pack import pack
     from pypto.toolkit.viewer.page import write_view_page
 
@@ -40,13 +41,15 @@ def run(args: argparse.Namespace) -> int:
     data = load(trace_path)
     title = args.title or str(data.other.get("kernel") or trace_path.resolve().name)
     run = pack(data, title)
+    run["analyses"] = page_data(data, str(folder))
     tasks, lanes = len(data.task_columns), len(data.lanes)
     del data            # (the parsed trace is most of the memory; the page needs only `run`)
     try:
         page = write_view_page(run, out, title, graph=graph if graph.is_file() else None)
+        hints_log = hints.write_log(run["analyses"]["hints"], out.parent)
     except OSError as e:
         raise ToolkitError(f"{out}: cannot write: {e.strerror or e}") from None
-    print(f"wrote {page} ({tasks} tasks on {lanes} lanes)")
+    print(f"wrote {page} ({tasks} tasks on {lanes} lanes) and {hints_log}")
     if args.open:
         webbrowser.open(page.resolve().as_uri())
     return 0

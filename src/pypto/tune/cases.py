@@ -188,7 +188,7 @@ def run_case(case: Case, out_root: str = os.path.join("output", "tuning"),
             result, program, compiled = runs[-1]
             # the compile dumps first: with them the run folder gets graph.html (Graph tab)
             dump_compiled(compiled, m.folder)
-            write_run(result, program, m.folder)
+            write_run(result, program, m.folder, compiled)
         measured.append(m)
     holds, text = (case.verdict or (lambda r: default_verdict(case, r)))(measured)
     diff_html = _write_diff(measured[0], measured[-1], out_root, case) if write else None

@@ -48,6 +48,9 @@ class WhatIf:
     timing_only: bool = True
     how: str = "timing only"   # how the "after" run ran, for the table's title
     folders: dict[str, str] = field(default_factory=dict)
+    # the compiled programs (before, after): the run folders' traces then keep each leaf's
+    # source lines, and the diff page shows time by line (`toolkit.analyses.by_line`)
+    compiled: tuple[Any, Any] | None = None
 
     @property
     def speedup(self) -> float:
@@ -88,21 +91,34 @@ class WhatIf:
         """Both runs' folders (`before/`, `after/`) and `diff.html` under `folder`; returns
         the diff page's path."""
         from pypto.toolkit.run_pages import write_run
-        for name, result, program in (("before", self.before, self.programs[0]),
-                                      ("after", self.after, self.programs[1])):
-            self.folders[name] = write_run(result, program, os.path.join(folder, name))
+        compiled = self.compiled or (None, None)
+        for name, result, program, comp in (
+                ("before", self.before, self.programs[0], compiled[0]),
+                ("after", self.after, self.programs[1], compiled[1])):
+            self.folders[name] = write_run(result, program, os.path.join(folder, name), comp)
         return write_diff(self.folders["before"], self.folders["after"],
                           os.path.join(folder, "diff.html"))
+
+
+def by_line_delta(folders: dict[str, str]) -> str:
+    """The per-source-line time before and after of two written run folders, as text ("" when
+    either trace has no source lines)."""
+    from pypto.toolkit import trace
+    from pypto.toolkit.analyses import by_line
+    a, b = (by_line.report(trace.load(folders[k]), folders[k]) for k in ("before", "after"))
+    delta = by_line.delta(a, b)
+    return by_line.format_delta(delta, ("before", "after")) if delta is not None else ""
 
 
 def write_diff(before: str, after: str, path: str) -> str:
     """The toolkit's diff page of two run folders."""
     from pypto.toolkit import trace
     from pypto.toolkit.analyze import analyze
-    from pypto.toolkit.diff import compare
+    from pypto.toolkit.diff import compare, with_lines
     from pypto.toolkit.viewer import render_diff_html
     da, db = trace.load(before), trace.load(after)
-    report = compare(analyze(da, before), analyze(db, after))
+    report = with_lines(compare(analyze(da, before), analyze(db, after)), da, db,
+                        (before, after))
     return str(render_diff_html(da, db, report, path, titles=("before", "after")))
 
 
@@ -119,7 +135,8 @@ def rerun(kernel: Any, assignments: Mapping[str, Any]) -> WhatIf:
     how = "timing only" if after.timing_only else \
         "computed on copies: its control flow or offsets read values it computes"
     return WhatIf(kernel.__name__, parsed.describe(), last.run, after.run,
-                  (last.program, after.program), after.timing_only, how)
+                  (last.program, after.program), after.timing_only, how,
+                  compiled=(last.compiled, after.compiled))
 
 
 # ---- the command line ---------------------------------------------------------------------
@@ -154,9 +171,13 @@ def run(args: argparse.Namespace) -> int:
     for n, (a, b) in enumerate(zip(before, after)):
         result = WhatIf(a.name, parsed.describe(), a.run, b.run, (a.program, b.program),
                         timing_only=False,
-                        how=f"call {n + 1} of {len(before)}; the script ran as written")
+                        how=f"call {n + 1} of {len(before)}; the script ran as written",
+                        compiled=(a.record.compiled, b.record.compiled))
         print(result)
         path = result.write(os.path.join(args.output, f"{n}_{a.name}"))
+        lines = by_line_delta(result.folders)
+        if lines:
+            print(lines, end="")
         print(f"wrote {path}")
     return 0
 

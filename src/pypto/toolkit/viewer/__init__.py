@@ -20,11 +20,17 @@ objects:
   `{"type": "openpto-highlight-tasks", "match": {"root": ..., "leaf": ..., "call": ...}}`
   selecting every task whose args equal all the given keys (compared as strings). Both may be
   given; the union is highlighted.
+* both ways, to show one source line: `{"type": "openpto-show-line", "file": "/abs/k.py",
+  "line": 12}`. Viewer → graph (a line's "graph" link in the Source tab): the graph page
+  searches `file:line` and keeps the nodes of exactly that line. Graph → viewer (clicking the
+  `file:line` of a selected op): the viewer opens its Source tab at that line (matched by the
+  full path, else by the file's name).
 
 Test hooks. The page exposes `window.openpto` (lanes(), taskCount, summary(),
 selectTaskByName(), selected(), setRawArgs(), search(), searchNext(), rangeSelect(t0, t1),
 taskRect(i), groups(), laneHeight(), colorBy(), highlight(), frames(), span(), toggleSpan(),
-ticks(), laneLabels(), ...; hooks.js) and `data-testid` attributes on its panels, so tests
+ticks(), laneLabels(), ...; hooks.js; the Source tab's sourceLines(), showLine(file, line),
+showLineTasks(file, line), currentLine(), taskSourceLines(i); source.js) and `data-testid` attributes on its panels, so tests
 assert on state instead of pixels.
 
 Reading aids. The details panel decodes operand hints with PyPTO's dtype codes (embedded from

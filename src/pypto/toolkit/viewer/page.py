@@ -21,11 +21,14 @@ from typing import Any, Iterator
 from pypto.dtypes import DataType
 from pypto.profiling.run_columns import RunColumns
 from pypto.profiling.swimlane import SwimlaneData
+from pypto.toolkit.analyses import ANALYSIS_SCRIPTS, page_data
 from pypto.toolkit.viewer.pack import JsonText, pack, pack_run
 
 # concatenated in this order into one script: model (data, indexes, statistics), draw (canvas),
-# panels (DOM side panels), main (state, input), hooks (window.openpto, for tests)
-_SCRIPTS = ("model.js", "draw.js", "panels.js", "main.js", "hooks.js")
+# panels (DOM side panels), the analyses' tabs and panels (each registers in EXTENSIONS), main
+# (state, input; starts the extensions), hooks (window.openpto, for tests)
+_SCRIPTS = ("model.js", "draw.js", "panels.js", *(f"{name}.js" for name in ANALYSIS_SCRIPTS),
+            "main.js", "hooks.js")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _MARKER = re.compile(r"@@(TITLE|CSS|JS|DATA)@@")
@@ -155,10 +158,18 @@ def write_page(data: dict[str, Any], out_path: str | os.PathLike, title: str) ->
 
 
 def render_view_html(trace: SwimlaneData | RunColumns, out_path: str | os.PathLike,
-                     title: str = "swimlane", graph: str | os.PathLike | None = None) -> Path:
+                     title: str = "swimlane", graph: str | os.PathLike | None = None,
+                     analyses: dict[str, Any] | None = None) -> Path:
     """The viewer page of one run (parsed, or the columns of a run just simulated); `graph`
-    (a graph.html path) adds a Graph tab."""
-    run = pack_run(trace, title) if isinstance(trace, RunColumns) else pack(trace, title)
+    (a graph.html path) adds a Graph tab; `analyses`: the run's `analyses.page_data` (made
+    from a parsed trace here when not given)."""
+    if isinstance(trace, RunColumns):
+        run = pack_run(trace, title)
+    else:
+        run = pack(trace, title)
+        analyses = analyses if analyses is not None else page_data(trace)
+    if analyses is not None:
+        run["analyses"] = analyses
     return write_view_page(run, out_path, title, graph)
 
 

@@ -245,10 +245,19 @@
     render();
   }
 
-  function search(q) {
+  // `exactLoc`: keep only the nodes whose source line is exactly this `file:line`
+  function search(q, exactLoc) {
     S.query = q;
     const vg = panes[0].vg || (panes[1] && panes[1].vg);
     S.hits = vg ? GraphAlgo.search(vg, q) : [];
+    if (exactLoc && vg) {
+      const want = exactLoc.toLowerCase();
+      S.hits = S.hits.filter((id) => {
+        const n = vg.byId.get(id);
+        return n && ((n.loc || "").toLowerCase() === want ||
+                     (n.search || "").toLowerCase().split(/\s+/).includes(want));
+      });
+    }
     S.hitPos = 0;
     const n = S.hits.length;
     $("hits").textContent = q.trim() ? `${n} match${n === 1 ? "" : "es"}` : "";
@@ -354,9 +363,19 @@
     return select(`c${task.call}`, 0, false);
   }
 
+  // The swimlane viewer's Source tab asks for the ops of one source line: the search for
+  // `file:line`, keeping only the nodes of exactly that line (not line 61 for line 6).
+  function showLine(file, line) {
+    const loc = `${file}:${line}`;
+    $("search").value = loc;
+    search(loc, loc);
+    return S.hits.length;
+  }
+
   window.addEventListener("message", (e) => {
     const m = e.data;
     if (m && m.type === "openpto-select-task") selectTask(m.task);
+    if (m && m.type === "openpto-show-line") showLine(m.file, m.line);
   });
 
   // ---- side panel ----------------------------------------------------------------------------
@@ -449,6 +468,17 @@
       loc.className = "loc";
       loc.dataset.testid = "loc";
       loc.textContent = node.loc;
+      if (window.parent !== window) {   // in the viewer's Graph tab: open its Source tab there
+        loc.classList.add("loc-link");
+        loc.style.cursor = "pointer";
+        loc.style.textDecoration = "underline";
+        loc.title = "show this line in the viewer's Source tab";
+        loc.addEventListener("click", () => {
+          const cut = node.loc.lastIndexOf(":");
+          window.parent.postMessage({ type: "openpto-show-line", file: node.loc.slice(0, cut),
+                                      line: Number(node.loc.slice(cut + 1)) }, "*");
+        });
+      }
       box.appendChild(loc);
       const src = sourceSnippet(node.loc);
       if (src) box.appendChild(src);
@@ -505,6 +535,7 @@
     select: (id, i = 0) => select(id, i, true),
     selected: () => (S.selected ? { ...S.selected } : null),
     search,
+    showLine,
     onlyPath,
     clearPath,
     setLayout,

@@ -136,6 +136,7 @@ function drawFrame(M, S) {
   ctx.font = "10px system-ui, sans-serif";
   ctx.textBaseline = "middle";
   const k = plotScale(S);
+  S.overlayDrawn = 0;
   for (const row of S.rows) {
     const y = rowY(S, row);
     if (y + row.h < HEADER_H || y > H) continue;
@@ -155,6 +156,7 @@ function drawFrame(M, S) {
     ctx.beginPath();
     ctx.rect(LABEL_W, Math.max(y, HEADER_H), W - LABEL_W, row.h);
     ctx.clip();
+    drawLaneOverlay(S, ctx, row.lane, y, row.h);
     drawLaneTasks(M, S, ctx, row.lane, y, k, row.h);
     ctx.restore();
     ctx.fillStyle = "#f0f2f5";
@@ -171,6 +173,21 @@ function drawFrame(M, S) {
   ctx.restore();
   drawRuler(S, ctx, k);
   drawOverview(S, ctx);
+}
+
+// a lane's overlay (blockers.js): S.overlays maps a lane index to {t0, t1, color} arrays of
+// stretches drawn beneath the lane's tasks, in its idle space
+function drawLaneOverlay(S, ctx, l, y, h) {
+  const o = S.overlays && S.overlays.get(l);
+  if (!o) return;
+  for (let k = 0; k < o.t0.length; k++) {
+    if (o.t1[k] < S.t0 || o.t0[k] > S.t1) continue;
+    const x0 = Math.max(LABEL_W, timeToX(S, o.t0[k]));
+    const x1 = Math.min(S.W, timeToX(S, o.t1[k]));
+    ctx.fillStyle = o.color[k];
+    ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
+    S.overlayDrawn++;
+  }
 }
 
 // each lane's name in the label column; lanes thinner than a line of text (stacked runs) are

@@ -77,3 +77,5 @@ window.openpto = {
     return { x: r.left + x0, y: r.top + b.y, w: x1 - x0, h: b.h };
   },
 };
+// the analyses' hooks (stats.js, blockers.js, source.js, hints.js)
+Object.assign(window.openpto, EXTENSION_HOOKS);

@@ -4,6 +4,8 @@
 
 const DATA = JSON.parse(document.getElementById("openpto-data").textContent);
 const M = buildModel(DATA);
+// what `pypto.toolkit.analyses.page_data` computed for the (first) run, or null (a diff page)
+const ANALYSES = (DATA.mode === "view" && DATA.runs[0].analyses) || null;
 const $ = (id) => document.getElementById(id);
 const canvas = $("lanes");
 const S = {
@@ -147,6 +149,7 @@ function select(i, opts) {
   updateMark();
   renderDetails(M, $("panel-details"), i, (j) => select(j, { reveal: true }), S.rawArgs,
                 setRawArgs, DATA.dtypes);
+  for (const ext of EXTENSIONS) if (ext.select) ext.select(i);   // (source.js: its lines)
   if (i >= 0) {
     showPanel("details");
     if (opts && opts.reveal) reveal(i);
@@ -158,13 +161,14 @@ function setRawArgs(raw) {
   S.rawArgs = !!raw;
   renderDetails(M, $("panel-details"), S.selected, (j) => select(j, { reveal: true }), S.rawArgs,
                 setRawArgs, DATA.dtypes);
+  for (const ext of EXTENSIONS) if (ext.select) ext.select(S.selected);
 }
 
 function showPanel(name) {
   for (const b of document.querySelectorAll(".side-tab")) {
     b.classList.toggle("active", b.dataset.panel === name);
   }
-  for (const p of ["details", "range", "lanestats", "legend"]) $("panel-" + p).hidden = p !== name;
+  for (const p of document.querySelectorAll("#side .panel")) p.hidden = p.id !== "panel-" + name;
   fitNames($("panel-" + name));
 }
 
@@ -247,8 +251,7 @@ window.addEventListener("message", (ev) => {
 
 function showTab(name) {
   for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.tab === name);
-  $("pane-swimlane").hidden = name !== "swimlane";
-  $("pane-graph").hidden = name !== "graph";
+  for (const pane of document.querySelectorAll("body > main")) pane.hidden = pane.id !== "pane-" + name;
   $("toolbar").hidden = name !== "swimlane";
   if (name === "swimlane") resize();
 }
@@ -467,6 +470,9 @@ if (DATA.graph) {
   $("tab-graph").hidden = false;
   $("graph-frame").src = DATA.graph;
 }
+// the analyses' tabs and panels (stats.js, blockers.js, source.js, hints.js): each shows its
+// tab or side tab once it has something to show
+for (const ext of EXTENSIONS) ext.init(ANALYSES);
 new ResizeObserver(resize).observe($("canvas-wrap"));
 resize();
 

@@ -6,6 +6,11 @@
 const KIND_GROUP = { aic: "AIC", aiv: "AIV", hub: "HUB", fake: "Fake", aicpu: "AICPU",
                      other: "Other" };
 const CORE_KINDS = ["aic", "aiv", "hub", "fake", "aicpu", "other"];
+// the analyses' page parts register here: { init(analyses) }, called once the page is set up
+// (`analyses` is null on a diff page), and optionally { select(i) }, called after the details
+// panel shows task i (-1: none); they add their test hooks to EXTENSION_HOOKS
+const EXTENSIONS = [];
+const EXTENSION_HOOKS = {};
 
 function pushAll(dst, src) {
   for (let i = 0; i < src.length; i++) dst.push(src[i]);
