@@ -252,9 +252,9 @@ def test_mode3_names_the_pairs_a_forgotten_edge_leaves_unordered(monkeypatch):
     assert (1, 2) not in {(e["src"], e["dst"]) for e in deps["edges"]}
 
 
-@pytest.mark.xfail(strict=True, reason="passes/deps.py links only a whole op's first output: "
-                   "topk's indices reach their reader with no edge (found by this check)")
 def test_mode3_orders_a_reader_of_topks_second_output():
+    """This check found it: passes/deps.py linked only a whole op's first output, so topk's
+    indices reached their reader with no edge and the reader could start first."""
     @pypto.frontend.jit(debug_options={"runtime_debug_mode": 3})
     def pick(x: pypto.Tensor([16, 64], F32), ids: pypto.Tensor([16, 4], pypto.DT_INT32)):
         pypto.set_vec_tile_shapes(16, 64)

@@ -211,10 +211,12 @@ def link(graph: TileGraph) -> TileGraph:
             if op.kind is COPY_OUT or op.output.value.storage.id in gm:
                 _order(edges, accesses[op.output.value.storage.id], op, op.output, write=True)
         if op.kind is WHOLE:
+            # the op's other outputs have no producing tile op: their readers find them as
+            # GM writes (they read them unproduced, which records the read for ordering), so
+            # a reader waits for the op whether or not the storage lives in GM
             for v in op.src.outputs[1:] if op.output is not None else op.src.outputs:
-                if v.storage.id in gm:
-                    _order(edges, accesses[v.storage.id], op,
-                           Region(v, (), (), v.valid_shape), write=True)
+                _order(edges, accesses[v.storage.id], op, Region(v, (), (), v.valid_shape),
+                       write=True)
 
     for flows in pairs.values():
         _classify(edges, flows)
