@@ -23,7 +23,7 @@ import numpy as np
 from pypto.profiling.swimlane import SwimlaneData
 from pypto.profiling.trace_columns import ABSENT, grouped
 from pypto.toolkit.findings import Advice, Analysis
-from pypto.toolkit.identity import instances, leaves, windows
+from pypto.toolkit.identity import instance_codes, leaves, windows
 from pypto.toolkit.rule_context import BusyCurve, RuleContext, lane_gaps, pct, union
 
 SMALL_TASK_US = 10.0            # guide §4.3: vector tasks under ~10 us are overhead-bound
@@ -44,14 +44,14 @@ def stitch(c: RuleContext) -> Advice:
     """Wide gaps between stitch windows: each window boundary is a barrier the control AICPU
     pays for; more root instances per window means fewer boundaries."""
     knob = "stitch_function_max_num"
-    window, instance = windows(c.tasks), instances(c.tasks)
+    window, instance = windows(c.tasks), instance_codes(c.tasks)
     start, end = c.tasks.start, c.tasks.end
     # window -> [first task, last task, root instances]
     wins = {}
     for w, at in grouped([window[i] for i in c.cores.tolist()]):
         ts = c.cores[at]
         wins[w] = [int(ts[start[ts] == start[ts].min()][0]), int(ts[end[ts] == end[ts].max()][0]),
-                   {instance[i] for i in ts.tolist()}]
+                   set(instance[ts].tolist())]
     if len(wins) < 2:
         return Advice("stitch", knob, "ok", f"{len(wins)} stitch window: no window boundaries")
     s, e = c.start, c.end
@@ -343,16 +343,16 @@ def root_instances(c: RuleContext) -> Advice:
     """Many root instances (loop iterations) with little work each: every instance costs the
     control AICPU a build and the scheduler its tasks' dispatch."""
     knob = "unroll_list"
-    instance = instances(c.tasks)
-    inst = [c.cores[at] for _, at in grouped([instance[i] for i in c.cores.tolist()])]
-    if len(inst) < MIN_INSTANCES:
-        return Advice("root_instances", knob, "ok", f"{len(inst)} root instance(s)")
-    # each instance's work, its tasks' durations added in order (a list sliced per instance)
-    durs = c.tasks.dur[np.concatenate(inst)].tolist()
-    ends = np.cumsum([len(ts) for ts in inst]).tolist()
-    busy = sorted(sum(durs[a:b]) for a, b in zip([0, *ends], ends))
-    tiny = sum(b < SMALL_TASK_US for b in busy)
-    median = busy[len(busy) // 2]
+    codes = instance_codes(c.tasks)[c.cores]
+    known = c.cores[codes >= 0]
+    used, codes = np.unique(codes[codes >= 0], return_inverse=True)
+    if len(used) < MIN_INSTANCES:
+        return Advice("root_instances", knob, "ok", f"{len(used)} root instance(s)")
+    # each instance's work: its tasks' durations added up (numpy, one pass: 1M tasks)
+    busy = np.sort(np.bincount(codes, weights=c.tasks.dur[known], minlength=len(used)))
+    tiny = int((busy < SMALL_TASK_US).sum())
+    median = float(busy[len(busy) // 2])
+    inst = used
     if tiny < 0.75 * len(inst):
         return Advice("root_instances", knob, "ok",
                       f"{len(inst)} root instances of {median:.2f} us of work (median)")
@@ -360,7 +360,7 @@ def root_instances(c: RuleContext) -> Advice:
     build = sum(c.data.aicpu_columns.dur[builds].tolist())
     evidence = [f"{len(inst)} root instances, {tiny} with under {SMALL_TASK_US:g} us of task "
                 f"work (median {median:.2f} us, "
-                f"{sum(map(len, inst)) / len(inst):.1f} tasks each)"]
+                f"{len(known) / len(inst):.1f} tasks each)"]
     gain = None
     if builds:
         each = build / len(inst)
@@ -369,7 +369,7 @@ def root_instances(c: RuleContext) -> Advice:
                         f"each); 4 bodies per instance would save about {gain:.2f} us of it")
     else:
         evidence.append("per-instance AICPU cost is not in the trace (no AICPU lanes)")
-    tasks = np.concatenate(inst)
+    tasks = known
     names, count = c.names(tasks)
     return Advice("root_instances", knob, "advise",
                   f"{len(inst)} tiny root instances: loop over a static axis with a Python "

@@ -43,8 +43,9 @@ _PATH_SHOWN = 12                # critical-path steps printed in text (head and 
 # the analysis
 # ----------------------------------------------------------------------------------------------
 
-def analyze(data: SwimlaneData, source: str = "") -> Analysis:
-    """Everything `pypto-toolkit analyze` reports about `data` (read from its columns)."""
+def analyze(data: SwimlaneData, source: str = "", lanes: bool = True) -> Analysis:
+    """Everything `pypto-toolkit analyze` reports about `data` (read from its columns);
+    without `lanes` the per-lane statistics are left empty (what the advisor alone needs)."""
     tasks, cpu = data.task_columns, data.aicpu_columns
     cores = data.on(tasks.lane, *CORE_KINDS)
     start = min(tasks.start[cores].tolist(), default=0.0)
@@ -63,7 +64,8 @@ def analyze(data: SwimlaneData, source: str = "") -> Analysis:
         {**dict(sorted(kinds.items())), "total": len(tasks)},
         len(data.flow_columns.matched()[0]),
         len(set(compress(windows(tasks), cores))), len(set(compress(instances(tasks), cores))),
-        util, lane_stats(data, span), leaf_stats(data), critical_path(data, span), ())
+        util, lane_stats(data, span) if lanes else (), leaf_stats(data),
+        critical_path(data, span), ())
     return replace(partial, advice=tuple(advisor.advise(data, partial)))
 
 
@@ -77,7 +79,12 @@ def lane_stats(data: SwimlaneData, span: float) -> tuple[LaneStats, ...]:
 
 
 def leaf_stats(data: SwimlaneData) -> tuple[LeafStats, ...]:
-    """Per-leaf counts and durations, the heaviest leaf first."""
+    """Per-leaf counts and durations, the heaviest leaf first (made once per trace: the
+    analyses that build on it share it)."""
+    return data.task_columns.cached("leaf stats", lambda _: _leaf_stats(data))
+
+
+def _leaf_stats(data: SwimlaneData) -> tuple[LeafStats, ...]:
     tasks = data.task_columns
     keys, names = leaves(tasks)
     kinds = data.kind_of(tasks.lane)
@@ -96,7 +103,13 @@ def leaf_stats(data: SwimlaneData) -> tuple[LeafStats, ...]:
 
 
 def critical_path(data: SwimlaneData, span: float) -> CriticalPath:
-    """The last-arrival chain ending at the last AIC/AIV task (see the module docstring)."""
+    """The last-arrival chain ending at the last AIC/AIV task (see the module docstring); made
+    once per trace and span."""
+    return data.task_columns.cached(f"critical path {span!r}",
+                                    lambda _: _critical_path(data, span))
+
+
+def _critical_path(data: SwimlaneData, span: float) -> CriticalPath:
     tasks = data.task_columns
     bounds, sources = data.predecessors()
     lane_prev = data.previous_on_lane()

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from pypto.profiling.swimlane import name_parts
-from pypto.profiling.trace_columns import ABSENT, EventColumns
+from pypto.profiling.trace_columns import ABSENT, EventColumns, first_use_codes
 
 _HINT = re.compile(r"(\w+):\s*(-?\d+)")
 
@@ -77,3 +79,15 @@ def instances(tasks: EventColumns) -> list[tuple[int, int] | None]:
         return [(w, i) if isinstance(i, int) else (w, f[1]) if f and w is not None else None
                 for w, i, f in zip(windows(t), t.args.values("instance"), fields)]
     return tasks.cached("instances", make)
+
+
+def instance_codes(tasks: EventColumns) -> np.ndarray:
+    """`instances` as integers: equal (window, root instance) pairs share a code, -1 where a
+    task's instance is unknown; what counting and summing per instance index by."""
+    def make(t: EventColumns) -> np.ndarray:
+        inst = instances(t)
+        codes, table = first_use_codes(inst)
+        if None in table:
+            codes[codes == table.index(None)] = -1
+        return codes
+    return tasks.cached("instance codes", make)

@@ -53,27 +53,30 @@ def _one_line(text: str) -> str:
 def hints(data: SwimlaneData, advice: tuple[Advice, ...] | None = None) -> list[Hint]:
     """The hints of the run `data` (`advice`: the advisor's findings, if already made)."""
     if advice is None:
-        advice = analyze.analyze(data).advice
+        advice = analyze.analyze(data, lanes=False).advice     # (the rules read no lanes)
     todo = sorted((a for a in advice if a.status == "advise"),
                   key=lambda a: (-(a.gain_us or 0.0), a.rule))
-    line_of = _line_finder(data)
+    line_of = _line_finder(data, todo)
     return [Hint(a.rule, a.knob, line_of(a.tasks), a.summary, a.evidence, a.gain_us, a.tasks,
                  a.time_range) for a in todo]
 
 
-def _line_finder(data: SwimlaneData):
-    """tasks' names -> the line their heaviest leaf spent the most time on."""
-    tasks = data.task_columns
-    leaf_of = dict(zip(tasks.name, tasks.args.values("leaf")))
-    dur_of = dict(zip(tasks.name, tasks.dur.tolist()))
+def _line_finder(data: SwimlaneData, advice: list[Advice]):
+    """tasks' names -> the line their heaviest leaf spent the most time on (the names of
+    `advice`'s tasks looked up once)."""
     top = by_line.heaviest_lines(data)
+    wanted = {name for a in advice for name in a.tasks} if top else set()
+    tasks = data.task_columns
+    at = [i for i, name in enumerate(tasks.name) if name in wanted]
+    leaf = tasks.args.column("leaf")
+    found = {tasks.name[i]: (leaf[i], float(tasks.dur[i])) for i in at}
 
     def line(names: tuple[str, ...]) -> str:
         weight: Counter[str] = Counter()
         for name in names:
-            leaf = leaf_of.get(name)
-            if isinstance(leaf, str) and leaf in top:
-                weight[leaf] += dur_of[name]
+            leaf_name, dur = found.get(name, (None, 0.0))
+            if isinstance(leaf_name, str) and leaf_name in top:
+                weight[leaf_name] += dur
         return top[weight.most_common(1)[0][0]] if weight else UNKNOWN_LINE
     return line
 

@@ -29,7 +29,7 @@ from pypto.profiling.trace_columns import ABSENT, grouped
 from pypto.toolkit.analyses.by_line import heaviest_lines
 from pypto.toolkit.analyses.cost_terms import TERMS, inputs_of_costs, term_cycles
 from pypto.toolkit.analyze import leaf_stats, text_table
-from pypto.toolkit.identity import instances, leaves, windows
+from pypto.toolkit.identity import instance_codes, leaves, windows
 
 BYTES = ("hbm", "l2_hit", "mte2", "mte3")
 
@@ -166,14 +166,14 @@ def window_stats(data: SwimlaneData) -> tuple[tuple[Window, ...], int]:
     tasks = data.task_columns
     cores = data.on(tasks.lane, "aic", "aiv")
     builds = _builds(data)
-    inst = instances(tasks)
+    codes = instance_codes(tasks)   # (counted per window with numpy: 10k tasks a window)
     out = []
     for w, at in grouped(windows(tasks)):
         at = at[cores[at]]
         if w is None or not len(at):
             continue
         b = builds.get(w, {})
-        out.append(Window(int(w), len({inst[i] for i in at.tolist()}), len(at),
+        out.append(Window(int(w), len(np.unique(codes[at])), len(at),
                           b.get("dur"), _number(b.get("workspace_bytes")),
                           None if b.get("closed_by") is None else str(b["closed_by"]),
                           float(tasks.start[at].min()), float(tasks.end[at].max())))
