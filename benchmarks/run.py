@@ -323,14 +323,15 @@ TOOLKIT_EVENTS = {"smoke": 100_000, "quick": 1_000_000, "full": 1_000_000}
 
 def toolkit_trace_worker(events: int, path: str) -> None:
     """Write a trace of at least `events` events with our own writer: the simulated run of the
-    scaling section's synthetic task graph (~4.6 events per task: X, AICPU X, flows, counters;
-    6.2 before the leaner format of 2026-12-03, so "1M events" stays 1M events)."""
+    scaling section's synthetic task graph (~5.1 events per task: X, AICPU X, flows, counters;
+    6.2 before the leaner format of 2026-12-03, 4.6 before the SchedOverhead counters of
+    2026-12-05, so "1M events" stays 1M events)."""
     sys.path.insert(0, HERE)
     from simulator_scaling import synthetic
     from pypto.machine.simulate import simulate
     from pypto.machine.spec import load
     from pypto.profiling.swimlane_writer import write_swimlane
-    write_swimlane(simulate(synthetic(-(-events * 100 // 464)), load("a2a3"), "synthetic"), path)
+    write_swimlane(simulate(synthetic(-(-events * 100 // 514)), load("a2a3"), "synthetic"), path)
     with open(path, encoding="utf-8") as f:      # the writer puts one event on each line
         count = sum(1 for line in f if line.startswith('{"')) - 1
     print("RESULT " + json.dumps({"events": count, "mb": os.path.getsize(path) / 2 ** 20}))
