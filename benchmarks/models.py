@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+import model_analyses
 from pypto.profiling.bounds import lower_bounds
 from pypto.toolkit.run_pages import write_run
 from pypto.toolkit.browser import screenshot
@@ -270,9 +271,12 @@ def run(size: str = "full", only: list[str] | None = None, log: Callable = print
                 folder = Path(folders) / f"{v.model}_{len(rows)}"
                 row["folder"] = str(folder)
                 begin = time.perf_counter()
-                write_run(kernel.last_run, kernel.last_program, str(folder))
+                write_run(kernel.last_run, kernel.last_program, str(folder),
+                          kernel.last_compiled)
                 row["write_s"] = time.perf_counter() - begin
                 row["cause"] = cause(kernel, folder, row) if explain else ""
+                if v.headline:
+                    row["analyses"] = model_analyses.summary(folder, row)
             del kernel
     return {"size": size, "rows": rows, "seconds": time.perf_counter() - started}
 
@@ -357,39 +361,22 @@ def task_time_split(result, core: str) -> dict[str, float]:
     task heads, DMA latencies, cube or vector cycles (the roofline's work), L1->L0 moves
     beyond the cube (AIC), and GM transfers beyond the compute (the busiest pipe was a load
     or store, at the core's or its contended HBM/L2 share, or the fixpipe's drain). Sums to
-    the measured busy time."""
+    the measured busy time. The per-task split is `toolkit.analyses.cost_terms` (the
+    toolkit's kernel statistics read the same split from the trace)."""
+    import numpy as np
+
     from pypto.machine.spec import load as load_spec
-    from pypto.machine.timing import task_terms
-    spec = load_spec(None)
-    dma = spec.dma
-    if core == "AIC":
-        head, fill, drain = (spec.task["head_cycles_aic"], dma["gm_to_l1"]["latency"],
-                             dma["l0c_to_gm"]["latency"])
-    else:
-        head, fill, drain = (spec.task["head_cycles_aiv"], dma["gm_to_ub"]["latency"],
-                             dma["ub_to_gm"]["latency"])
+    from pypto.toolkit.analyses.cost_terms import inputs_of_tasks, term_cycles
+    runs = [run for run in result.tasks if run.task.core == core]
+    dur = np.array([run.end - run.start for run in runs], dtype=np.float64)
+    t = {k: float(v.sum()) for k, v in term_cycles(
+        np.full(len(runs), core == "AIC"), dur, inputs_of_tasks([run.task for run in runs]),
+        load_spec(None)).items()}
     work = "cube" if core == "AIC" else "vector"
-    out = {"heads": 0.0, "latency": 0.0, work: 0.0}
+    out = {"heads": t["head"], "latency": t["latency"], work: t[work]}
     if core == "AIC":
-        out["L1->L0 beyond cube"] = 0.0
-    out["GM moves beyond compute"] = 0.0
-    for run in result.tasks:
-        t = run.task
-        if t.core != core:
-            continue
-        dur = run.end - run.start
-        lat = 0.0 if t.empty else (fill if t.mte2_bytes else 0.0) + (drain if t.mte3_bytes else 0.0)
-        pipe = max(0.0, dur - min(dur, head) - lat)
-        out["heads"] += min(dur, head)
-        out["latency"] += lat
-        if t.empty:
-            continue
-        w = t.cube_cycles if core == "AIC" else t.vector_cycles
-        compute = task_terms(t, core == "AIC").compute
-        out[work] += min(w, pipe)
-        if core == "AIC":
-            out["L1->L0 beyond cube"] += max(0.0, min(compute, pipe) - w)
-        out["GM moves beyond compute"] += max(0.0, pipe - compute)
+        out["L1->L0 beyond cube"] = t["mte1"]
+    out["GM moves beyond compute"] = t["mte2"] + t["mte3"] + t["fixpipe"]
     return out
 
 
@@ -494,6 +481,10 @@ def docs_page(res: dict, shots: dict[str, str]) -> str:
             elif r.get("recommended") and "error" not in r and r["ratio"] <= CAUSE_RATIO:
                 out += [f"{r['variant']}: within {CAUSE_RATIO:g}x of its {r['larger']} bound "
                         f"({r['ratio']:.2f}x).", ""]
+        for r in rows:
+            if r.get("analyses"):
+                out += [f"What the toolkit's analyses measure on {r['variant']} (`pypto-toolkit "
+                        f"analyze --stats --overhead --blockers --paths`): {r['analyses']}", ""]
         if model in shots:
             out += [f"![{model} swimlane]({shots[model]})", "",
                     f"<sub>The swimlane of {next(r['variant'] for r in rows if r.get('headline'))}"
