@@ -251,7 +251,10 @@ def format_text(a: Analysis) -> str:
     out += text_table(["leaf", "core", "tasks", "lanes", "total", "mean", "min", "max", "share%"],
                        [[lf.name, lf.core, lf.tasks, lf.lanes, lf.total, lf.mean, lf.min, lf.max,
                          f"{lf.share_pct:.1f}"] for lf in a.leaves])
-    out += ["", advisor.format_advice(a.advice)]
+    out += ["", advisor.format_advice(a.advice), "",
+            "More: --stats (per leaf, core type and window), --overhead (scheduling overhead), "
+            "--blockers (what idle cores waited for), --paths (static vs observed critical "
+            "path), --by-line (time by source line)"]
     return "\n".join(out).rstrip() + "\n"
 
 
