@@ -294,8 +294,9 @@ _SPECS: list[OptionSpec] = [
                "CPU; 3 also checks the stitched task graph against the GM the tasks touch "
                "(two tasks of one window on overlapping GM, one writing, with no path between "
                "them: PyptoDependencyError) and 4 every view/assemble window against its "
-               "tensor (all out-of-range accesses: PyptoBoundsError); both write deps.json, "
-               "the task graph with each edge's reason, even when the check fails"),
+               "tensor (all out-of-range accesses: PyptoBoundsError; every mode checks the "
+               "views at an index read from a tensor); both write deps.json, the task graph "
+               "with each edge's reason, even when the check fails"),
     OptionSpec("debug", "dump_pass_graph", any_value, None,
                "accepted; no effect: compile_debug_mode=1 already dumps every stage"),
     # operation options (pypto.experimental.set_operation_options)

@@ -348,7 +348,7 @@ class JitKernel:
         timing_only = run.numerics == "timing_only"
         if timing_only:
             self._check_timing_only(program, run)
-        bounds = bounds_log(run.runtime_debug_mode)   # (mode 4: windows out of range)
+        bounds = bounds_log(run.runtime_debug_mode)   # (windows out of range; mode 4: all)
         if run.executor == "reference":
             executor = ReferenceExecutor(plan, symbols, arrays)
             run_watched(executor, bounds, self.__name__, stitched=False)
@@ -360,9 +360,9 @@ class JitKernel:
         if run.enable_pass_verify:
             # verify_options: the compiled (tile-level) run is checked against the reference
             executor = differential.run_checked(plan, symbols, arrays, stitcher,
-                                                run.pass_verify_error_tol)
-        elif differential.enabled() and not timing_only and bounds is None:   # (mode 4 alone)
-            executor = differential.run_checked(plan, symbols, arrays, stitcher)
+                                                run.pass_verify_error_tol, bounds)
+        elif differential.enabled() and not timing_only and bounds.indices_only:  # (not mode 4)
+            executor = differential.run_checked(plan, symbols, arrays, stitcher, bounds=bounds)
         else:
             executor = TileExecutor(plan, symbols, arrays, stitcher, not timing_only)
             run_watched(executor, bounds, self.__name__)

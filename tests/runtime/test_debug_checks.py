@@ -4,8 +4,8 @@ Mode 3 holds the stitched task graph to the GM the tasks touch: two tasks of a w
 overlapping GM, one writing, need a path between them. Each fault is planted: an edge taken out
 of a real kernel's stitched tasks (the error names exactly that pair, its ops and line), and
 the checker alone on tasks whose answer is known by construction. Mode 4 reports every window
-outside its tensor: a view whose row index, read from an index tensor, is past the end (which
-modes 0-3 turn into a silently unwritten result row)."""
+outside its tensor; every mode checks the views at an index read from a tensor (a row index
+past the end was a silently unwritten result row before)."""
 import json
 import os
 import random
@@ -293,17 +293,30 @@ def test_mode4_lists_every_view_outside_its_tensor(executor):
         assert bounds["accesses"] == 2 and bounds["out_of_bounds"][0]["offsets"] == [9, 0]
 
 
-def test_mode4_passes_in_range_indices_and_other_modes_do_not_check():
+def test_mode4_passes_in_range_indices_and_every_mode_checks_indices(executor):
     x, idx = torch.randn(8, 16), torch.tensor([[7, 0, 3]], dtype=torch.int32)
     out = torch.zeros(3, 16)
     k = _pick_rows(4)
     k(x, idx, out)
     torch.testing.assert_close(out, x[[7, 0, 3]] * 2.0)
-    assert _deps(k.last.folder)["checks"]["bounds"]["ok"]
-    # mode 0 runs the out-of-range call without a word (the row is left as it was)
-    out = torch.full((3, 16), 5.0)
-    _pick_rows(0)(x, torch.tensor([[9, 0, 3]], dtype=torch.int32), out)
-    assert torch.equal(out[0], torch.full((16,), 5.0))
+    if executor == "tile":      # (the reference executor stitches no tasks: no deps.json)
+        assert _deps(k.last.folder)["checks"]["bounds"]["ok"]
+    # mode 0 checks the indices too: row 9 of 8 is an error, not an unwritten row
+    with pytest.raises(E.PyptoBoundsError) as info:
+        _pick_rows(0)(x, torch.tensor([[9, 0, 3]], dtype=torch.int32), torch.zeros(3, 16))
+    text = str(info.value)
+    assert "1 view(s) at an index read from a tensor, past its end" in text
+    assert f"test_debug_checks.py:{marker_line(HERE, '# PICK_ROW')} reads x[9:10, 0:16] " \
+           f"outside x's shape [8, 16] (once with i=0)" in text
+
+
+def test_every_mode_checks_indices_under_the_differential_run_too():
+    """The test suite's differential run (both executors, compared) watches the indices as
+    well: the error comes before any comparison."""
+    assert os.environ.get("OPENPTO_CHECK_EXECUTORS") not in (None, "", "0")
+    with pytest.raises(E.PyptoBoundsError, match="past its end"):
+        _pick_rows(1)(torch.randn(8, 16), torch.tensor([[0, 8, 3]], dtype=torch.int32),
+                      torch.zeros(3, 16))
 
 
 def _blocks(valid):

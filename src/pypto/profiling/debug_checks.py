@@ -2,7 +2,8 @@
 watched for out-of-range windows (`run_watched`) and, once the tasks are stitched, to check
 them and write `deps.json` (`check_run`).
 
-Takes the executor and a `runtime.gm_bounds.BoundsLog` (mode 4), then the call's record
+Takes the executor and a `runtime.gm_bounds.BoundsLog` (every mode: the indices read from a
+tensor; mode 4: every window), then the call's record
 (tasks, compiled program, plan, run folder) → nothing, or a named error after deps.json is
 written: `PyptoDependencyError` (mode 3, `runtime.dependency_check`) or `PyptoBoundsError`
 (mode 4, `runtime.gm_bounds`). Mode 3 checks the task graph, mode 4 the GM windows (and
@@ -29,23 +30,19 @@ if TYPE_CHECKING:
 DEPENDENCY, BOUNDS = 3, 4
 
 
-def bounds_log(mode: int) -> BoundsLog | None:
-    """The log mode 4 fills as the call runs; None in the other modes."""
-    if mode != BOUNDS:
-        return None
+def bounds_log(mode: int) -> BoundsLog:
+    """The log the call fills as it runs: every window in mode 4, the views at an index read
+    from a tensor in the others (an index past the end is an error in every mode)."""
     from pypto.runtime.gm_bounds import BoundsLog  # NOTE: lazy, keeps `import pypto` fast
-    return BoundsLog()
+    return BoundsLog(indices_only=mode != BOUNDS)
 
 
-def run_watched(executor: Any, bounds: BoundsLog | None, kernel: str,
-                stitched: bool = True) -> None:
-    """Run `executor` with its windows checked into `bounds` (when given). An executor's own
-    error after an out-of-range window was seen (an assemble outside its destination, which
-    both executors refuse) becomes the bounds error, which lists every window seen so far.
-    Not `stitched` (the reference executor): the bounds error is raised here, at the end."""
-    if bounds is None:
-        executor.run()
-        return
+def run_watched(executor: Any, bounds: BoundsLog, kernel: str, stitched: bool = True) -> None:
+    """Run `executor` with its windows checked into `bounds`. An executor's own error after
+    an out-of-range window was seen (an assemble outside its destination, which both
+    executors refuse) becomes the bounds error, which lists every window seen so far. The
+    bounds error is raised here, at the end, for the indices every mode checks and when not
+    `stitched` (the reference executor); mode 4 raises it once deps.json is written."""
     executor.state.bounds = bounds
     try:
         executor.run()
@@ -53,8 +50,8 @@ def run_watched(executor: Any, bounds: BoundsLog | None, kernel: str,
         if bounds:
             raise bounds.error(kernel) from error
         raise
-    if bounds and not stitched:
-        raise bounds.error(kernel)   # (no tasks: no deps.json)
+    if bounds and (bounds.indices_only or not stitched):
+        raise bounds.error(kernel)   # (no deps.json: not mode 4, or no tasks)
 
 
 def check_run(record: Any, mode: int) -> None:

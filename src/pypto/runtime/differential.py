@@ -54,10 +54,12 @@ def within(got: np.ndarray, ref: np.ndarray, bound: np.ndarray) -> np.ndarray:
 
 def run_checked(plan: ExecutionPlan, symbols: dict[str, int],
                 arrays: dict[int, np.ndarray], stitcher=None,
-                tolerance: tuple[float, float] | None = None) -> TileExecutor:
+                tolerance: tuple[float, float] | None = None, bounds=None) -> TileExecutor:
     """Run the reference and the tile executor; where they differ, run the reference again
     with error bounds and raise where they differ by more than the bounds. `tolerance` = (rtol, atol) replaces the bounds by numpy's
-    allclose rule (verify_options.pass_verify_error_tol)."""
+    allclose rule (verify_options.pass_verify_error_tol). `bounds`: the call's
+    `gm_bounds.BoundsLog`, which the tile executor's windows are checked into (an index past
+    the end is raised before any comparison; mode 4's log is the driver's to raise)."""
     program = plan.program
     # NOTE: the bounds cost a few reference runs; where every output agrees bit for bit (every
     # elementwise kernel) they are not needed, so the plain reference runs first
@@ -65,7 +67,10 @@ def run_checked(plan: ExecutionPlan, symbols: dict[str, int],
     copies = {k: np.array(a, copy=True) for k, a in arrays.items()}
     ReferenceExecutor(plan, dict(symbols), copies).run()
     tile = TileExecutor(plan, symbols, arrays, stitcher)
+    tile.state.bounds = bounds
     tile.run()
+    if bounds and bounds.indices_only:
+        raise bounds.error(program.name)
     names = {p.value.storage.id: p.name for p in program.params}
     tile.error_bounds = {}
     if all(identical(arrays[k], ref) for k, ref in copies.items()):

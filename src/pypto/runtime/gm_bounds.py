@@ -7,6 +7,9 @@ keeps `BoundsLog.tails`) → per op and tensor the offending windows (how many, 
 the symbols that made it), raised by the driver after the run as one `PyptoBoundsError`
 (`BoundsLog.error`, through `profiling.debug_checks`).
 
+Every mode checks the views at an offset read from a tensor (`BoundsLog(indices_only=True)`:
+an index past the end is an error, not an empty read); mode 4 checks every window.
+
 Why: both executors clamp windows to their tensors. A view `x[r:r + 1]` whose row `r`, read
 from an index tensor, is past the end evaluates to an empty window (`valid = min(1,
 max(n - r, 0))`): the op silently reads nothing and its result row is never written. A view
@@ -136,11 +139,14 @@ def _outside(offs: tuple, ext: tuple, shape: tuple, w: _Window, tail: bool) -> b
     return any(o < 0 or o + v > n for o, v, n in zip(offs, ext, shape))
 
 
-def _split(block: Block) -> tuple[list[_Window], list[_Window]]:
-    """(windows evaluated before the block, those after: they read elements it writes)."""
+def _split(block: Block, indices_only: bool) -> tuple[list[_Window], list[_Window]]:
+    """(windows evaluated before the block, those after: they read elements it writes);
+    `indices_only`: the views at an offset read from a tensor alone."""
     written = {v.storage.id for op in block.ops for v in op.outputs}
     before, after = [], []
     for w in windows_of(block):
+        if indices_only and not any(w.data):
+            continue
         reads = [r for e in (*w.offsets, *w.extents, *w.tensor.shape) for r in element_reads(e)]
         late = any(getattr(getattr(r.tensor, "storage", None), "id", None) in written
                    for r in reads)
@@ -150,8 +156,11 @@ def _split(block: Block) -> tuple[list[_Window], list[_Window]]:
 
 @dataclass
 class BoundsLog:
-    """The out-of-range windows of one call, per (op, tensor, access)."""
+    """The out-of-range windows of one call, per (op, tensor, access). `indices_only`: only
+    the views at an offset read from a tensor (an index), what every mode checks; mode 4
+    checks every window."""
 
+    indices_only: bool = False
     offenses: dict[tuple, Offense] = field(default_factory=dict)
     # per enclosing unrolled loop iteration: whether its last copies are past the loop's end
     # (pushed and popped by the control walk)
@@ -165,7 +174,7 @@ class BoundsLog:
         """Evaluate `block`'s windows of one phase (`after`: those evaluated after it ran)."""
         found = self._blocks.get(id(block))
         if found is None:
-            before, late = _split(block)
+            before, late = _split(block, self.indices_only)
             found = self._blocks[id(block)] = (block, _Compiled(before) if before else None,
                                                _Compiled(late) if late else None)
         compiled = found[2 if after else 1]
@@ -198,8 +207,11 @@ class BoundsLog:
     def error(self, kernel: str) -> PyptoBoundsError:
         items = list(self.offenses.values())
         total = sum(o.count for o in items)
-        lines = [f"kernel '{kernel}': {total} GM access(es) outside their tensor, by "
-                 f"{len(items)} op(s) (runtime_debug_mode=4):"]
+        what = ("view(s) at an index read from a tensor, past its end" if self.indices_only
+                else "GM access(es) outside their tensor")
+        checked = ("every mode checks indices; runtime_debug_mode=4 checks every window"
+                   if self.indices_only else "runtime_debug_mode=4")
+        lines = [f"kernel '{kernel}': {total} {what}, by {len(items)} op(s) ({checked}):"]
         lines += [f"  {o.text()}" for o in items[:SHOWN]]
         if len(items) > SHOWN:
             lines.append(f"  ... and {len(items) - SHOWN} more op(s) (deps.json lists all)")
