@@ -5,6 +5,13 @@ report, out)` stacks two runs on one time axis under a panel showing the diff re
 embeds the run as compact columns (`pack`) and the bundled scripts and stylesheet (`assets/`),
 so it opens from disk with no network and no server.
 
+The analyses' tabs. A page of one run also embeds `toolkit.analyses.page_data` of it (as
+`runs[0].analyses`) and shows a Statistics tab (kernel statistics, scheduling overhead), a
+Source tab (time by source line), and Blockers (gaps by cause, with a lane overlay, and the
+static vs observed critical path) and Hints (perf_hints.log) side panels; each is one script
+in `assets/` that registers in `EXTENSIONS` and stays hidden when its part has nothing to show
+(a PyPTO trace has no source lines).
+
 Graph tab protocol. When a `graph.html` (compiled-graph views of the run) is given, the page
 shows a "Graph" tab holding `<iframe src="graph.html">`, and the two talk with
 `window.postMessage` (target origin "*": pages opened from disk have opaque origins; the
