@@ -123,3 +123,16 @@ def test_a_trace_without_source_lines_keeps_the_tab_hidden(page, tmp_path):
     _open(page, html)
     assert page.page.get_by_test_id("tab-source").is_hidden()
     assert page.js("openpto.sourceLines") is None
+
+
+def test_the_first_opening_shows_the_heaviest_line(page, run_html):
+    """A short window: the kernel's lines are below the fold of this file until the tab,
+    opened the first time, scrolls its heaviest line into view."""
+    page.page.set_viewport_size({"width": 1400, "height": 300})
+    page.open(run_html)
+    heaviest = max(page.js("openpto.sourceLines()"), key=lambda x: x["us"])
+    page.page.get_by_test_id("tab-source").click()
+    row = _row(page, heaviest["line"]).bounding_box()
+    pane = page.page.get_by_test_id("source-pane").bounding_box()
+    assert pane["y"] <= row["y"] and row["y"] + row["height"] <= pane["y"] + pane["height"]
+    assert page.js("document.getElementById('pane-source').scrollTop") > 0

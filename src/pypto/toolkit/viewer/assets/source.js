@@ -28,7 +28,8 @@ const SOURCE_CSS = `
 .src-links a { display: inline-block; margin-right: 10px; }
 `;
 
-const SOURCE = { data: null, byKey: new Map(), byLeaf: new Map(), rows: new Map(), max: 0 };
+const SOURCE = { data: null, byKey: new Map(), byLeaf: new Map(), rows: new Map(), max: 0,
+                 opened: false };
 
 function sourceKey(file, line) { return `${file}:${line}`; }
 
@@ -133,6 +134,7 @@ function sourceFind(file, line) {
 function sourceShowLine(file, line) {
   const row = sourceFind(file, line);
   if (!row) return false;
+  SOURCE.opened = true;
   showTab("source");
   for (const r of document.querySelectorAll("#pane-source .src-current")) r.classList.remove("src-current");
   row.classList.add("src-current");
@@ -183,6 +185,14 @@ EXTENSIONS.push({
     document.head.append(el("style", { id: "source-style" }, SOURCE_CSS));
     sourceRender($("pane-source"), d);
     $("tab-source").hidden = false;
+    // opened the first time, the tab shows its heaviest line (not line 1 of a long file)
+    $("tab-source").addEventListener("click", () => {
+      if (SOURCE.opened) return;
+      SOURCE.opened = true;
+      const top = d.lines[0];
+      const row = document.querySelector("#pane-source .src-current") || sourceFind(top.file, top.line);
+      if (row) row.scrollIntoView({ block: "center" });
+    });
     window.addEventListener("message", (ev) => {
       const frame = $("graph-frame");
       const m = ev.data;
