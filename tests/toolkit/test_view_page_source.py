@@ -136,3 +136,23 @@ def test_the_first_opening_shows_the_heaviest_line(page, run_html):
     pane = page.page.get_by_test_id("source-pane").bounding_box()
     assert pane["y"] <= row["y"] and row["y"] + row["height"] <= pane["y"] + pane["height"]
     assert page.js("document.getElementById('pane-source').scrollTop") > 0
+
+
+def test_a_diff_page_lists_the_per_line_delta(page, tmp_path, monkeypatch):
+    """`diff -o` of two runs with source lines: the report's lines are a table, each row's
+    delta the report's (a what-if's page is the same report)."""
+    import json
+    from pypto.cli import main
+    from test_by_line import _run, _two
+    monkeypatch.chdir(tmp_path)
+    a, b = _run(_two, 64), _run(_two, 128)
+    out = tmp_path / "diff.html"
+    assert main(["diff", a, b, "-o", str(out)]) == 0
+    page.open(out)
+    rows = page.page.locator("[data-testid=report-lines] tbody tr")
+    report = json.loads(page.page.evaluate(
+        "document.getElementById('openpto-data').textContent"))["report"]
+    assert rows.count() == len(report["lines"]) >= 2
+    first = rows.first.inner_text()
+    top = report["lines"][0]
+    assert f"{os.path.basename(top['file'])}:{top['line']}" in first and "+" in first

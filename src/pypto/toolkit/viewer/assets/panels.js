@@ -426,10 +426,10 @@ const LEAF_COLUMNS = [
   ["total_us_delta", "\u0394 total \u00b5s", "B \u2212 A; less is better"],
   ["mean_us_a", "mean \u00b5s A", null], ["mean_us_b", "mean \u00b5s B", null]];
 
-function leafTable(rows) {
+function leafTable(rows, testid) {
   const known = LEAF_COLUMNS.filter(([k]) => rows.some((r) => k in r));
   const cols = known.length >= 3 ? known : [...new Set(rows.flatMap((r) => Object.keys(r)))].map((k) => [k, k, null]);
-  return el("table", { "data-testid": "report-leaves" },
+  return el("table", { "data-testid": testid || "report-leaves" },
     el("thead", {}, el("tr", {}, ...cols.map(([k, h, tip]) => el("th", {
       class: rows.some((r) => typeof r[k] === "number") ? "num" : "", ...(tip ? { title: tip } : {}) }, h)))),
     el("tbody", {}, ...rows.map((r) => el("tr", { "data-testid": "report-leaf-row" },
@@ -480,11 +480,18 @@ function renderReport(box, report, M) {
     body.append(el("h2", {}, `Leaf functions (${leaves.length}, biggest change in total time first)`),
                 leafTable(leaves));
   }
+  const lines = report.lines;     // (what-if and diff of runs with source lines)
+  if (Array.isArray(lines) && lines.every((r) => r && typeof r === "object")) {
+    body.append(el("h2", {}, `Source lines (${lines.length}, biggest change first)`),
+                leafTable(lines.map((r) => ({ line: `${String(r.file).split(/[\\/]/).pop()}:${r.line}`,
+                                              a_us: r.a_us, b_us: r.b_us, delta_us: r.delta_us })),
+                          "report-lines"));
+  }
   const more = el("details", {}, el("summary", {}, "more: every total, other report keys"));
   if (report.totals && typeof report.totals === "object" && !Array.isArray(report.totals)) {
     more.append(el("h2", {}, "Totals"), allTotalsTable(report.totals, titles));
   }
-  const skip = new Set(["schema", "a", "b", "totals", "leaves", "critical_path"]);
+  const skip = new Set(["schema", "a", "b", "totals", "leaves", "critical_path", "lines"]);
   for (const [key, value] of Object.entries(report)) {
     if (skip.has(key)) continue;
     more.append(el("h2", {}, key), el("pre", { "data-testid": "report-json" }, JSON.stringify(value, null, 2)));
