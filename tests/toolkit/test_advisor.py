@@ -4,6 +4,7 @@ simulator for the stitch, L1-reuse and root-instance rules."""
 import glob
 import json
 
+import pytest
 import torch
 
 import pypto
@@ -203,3 +204,31 @@ def test_stitch_gaps_spent_building_the_next_window_ask_for_fewer_instances(caps
     adv = _run_json(capsys, k, x, torch.zeros_like(x))["stitch"]
     assert adv["status"] == "advise" and adv["knob"] == "unroll_list"
     assert "building the next window" in adv["evidence"][1]
+
+
+# --- sched_overhead ----------------------------------------------------------------------------
+
+def test_sched_overhead_fires_on_cores_idle_while_ready_work_waits(tmp_path):
+    """test_kernel_stats' two-core trace: one AIV core idles 1 -> 3 us while 3 tasks are
+    ready, 25 % of 2 cores x 4 us; the gain is those 2 core-us over the 2 cores."""
+    from test_kernel_stats import two_core_trace
+    a = analyze(load(write(tmp_path / "t.json", two_core_trace())))
+    adv = {x.rule: x for x in a.advice}["sched_overhead"]
+    assert adv.status == "advise" and adv.knob == "vec_nbuffer_setting"
+    assert "AIV cores sat idle 25.0% of the time" in adv.summary
+    assert adv.evidence[0].startswith("AIV: 25.0% of core time (2.00 of 8.00 core-us)")
+    assert "most numerous leaf A: 2 tasks" in adv.evidence[1]
+    assert adv.gain_us == pytest.approx(1.0) and adv.task_count == 2
+
+
+def test_sched_overhead_is_quiet_under_its_threshold_and_says_when_it_cannot_tell(tmp_path):
+    from test_kernel_stats import two_core_trace
+    obj = two_core_trace()
+    for e in obj["traceEvents"]:        # one task ready at a time: never more than idle cores
+        if e.get("name") == "ReadyCount_AIV" and e["args"]["size"] == 3:
+            e["args"]["size"] = 0
+    a = analyze(load(write(tmp_path / "quiet.json", obj)))
+    assert {x.rule: x for x in a.advice}["sched_overhead"].status == "ok"
+    a = analyze(load(write(tmp_path / "none.json", two_core_trace(counters=False))))
+    adv = {x.rule: x for x in a.advice}["sched_overhead"]
+    assert adv.status == "no-info" and "ReadyCount_AIV" in adv.summary

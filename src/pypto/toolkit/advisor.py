@@ -22,6 +22,7 @@ import numpy as np
 
 from pypto.profiling.swimlane import SwimlaneData
 from pypto.profiling.trace_columns import ABSENT, grouped
+from pypto.toolkit.analyses.sched_overhead import report as overhead_report
 from pypto.toolkit.findings import Advice, Analysis
 from pypto.toolkit.identity import instance_codes, leaves, windows
 from pypto.toolkit.rule_context import BusyCurve, RuleContext, lane_gaps, pct, union
@@ -31,6 +32,9 @@ SPLIT_MIN_US = 5.0              # splitting tasks shorter than this mostly adds 
 SIGNIFICANT = 0.10              # a pattern must cover this share of the span (or bytes)
 MIN_GAP_US = 1.0
 MIN_INSTANCES = 8
+# cores of a type idle this share of their time while ready work waited: ours (the next-gen
+# runtime's qwen3-14b example reports AIC 15.0 % / AIV 10.3 %, runtime_facts.md section 5)
+SCHED_OVERHEAD_PCT = 10.0
 L1_FACTORS = (8, 4, 2)          # guide §4.4: typical cube_l1_reuse_setting values
 _HASHORDER = re.compile(r"func(\d+)_(\d+)$")
 _BUILD = re.compile(r"build window (\d+)$")
@@ -378,8 +382,43 @@ def root_instances(c: RuleContext) -> Advice:
                   c.time_range(tasks), gain)
 
 
+def sched_overhead(c: RuleContext) -> Advice:
+    """Cores idle while ready work of their type waited (the next-gen runtime's
+    sched_overhead_analysis): the AICPU's hop - a finished task seen, its successors resolved,
+    the next dispatched - does not keep up with the tasks, so fewer, bigger tasks of that type
+    (isomorphic ones merged) mean fewer hops. The tasks named are the type's most numerous
+    leaf's."""
+    found = overhead_report(c.data)
+    if found is None or not found.cores:
+        return Advice("sched_overhead", "vec_nbuffer_setting", "no-info",
+                      "no ready counters: " + (found.reason if found else "no core tasks"))
+    worst = max(found.cores, key=lambda o: (o.overhead_pct, o.core))
+    kind = worst.core.lower()
+    knob = "vec_nbuffer_setting" if kind == "aiv" else "cube_nbuffer_setting"
+    if worst.overhead_pct < SCHED_OVERHEAD_PCT:
+        return Advice("sched_overhead", knob, "ok",
+                      "scheduling overhead " + ", ".join(f"{o.core} {o.overhead_pct:.1f}%"
+                                                         for o in found.cores) +
+                      f" of core time (under {SCHED_OVERHEAD_PCT:g}%)")
+    key, tasks = max(c.leaves_of(kind), key=lambda kt: (len(kt[1]), kt[0]))
+    names, count = c.names(tasks)
+    evidence = [f"{worst.core}: {worst.overhead_pct:.1f}% of core time "
+                f"({worst.idle_ready_core_us:.2f} of {worst.denominator_core_us:.2f} core-us) "
+                f"idle while ready {worst.core} tasks waited, {worst.idle_ready_share_pct:.1f}% "
+                f"of its idle time; {found.ready_meaning}",
+                f"its most numerous leaf {c.leaf_name.get(key, key)}: {len(tasks)} tasks of "
+                f"{c.mean_dur(tasks):.2f} us on average, each a dispatch and a resolve on an "
+                f"AICPU thread"]
+    return Advice("sched_overhead", knob, "advise",
+                  f"{worst.core} cores sat idle {worst.overhead_pct:.1f}% of the time while "
+                  f"ready {worst.core} tasks waited for the AICPU: merge isomorphic "
+                  f"{worst.core} tasks ({knob}) so there are fewer, bigger ones",
+                  tuple(evidence), names, count, c.time_range(tasks),
+                  worst.idle_ready_core_us / worst.cores)
+
+
 RULES: tuple[Callable[[RuleContext], Advice], ...] = (
-    stitch, tile_shape, vec_nbuffer, l1_reuse, reduce_split, root_instances)
+    stitch, tile_shape, vec_nbuffer, l1_reuse, reduce_split, root_instances, sched_overhead)
 
 
 def advise(data: SwimlaneData, analysis: Analysis) -> list[Advice]:
