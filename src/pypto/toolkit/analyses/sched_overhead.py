@@ -101,7 +101,12 @@ def overhead_series(data: SwimlaneData, kind: str) -> tuple[np.ndarray, np.ndarr
 
 
 def report(data: SwimlaneData, folder: str | None = None) -> Overhead | None:
-    """The scheduling overhead of `data`; None when it has no AIC/AIV task."""
+    """The scheduling overhead of `data`; None when it has no AIC/AIV task. Made once per
+    trace: the page's part and the advisor's rule both ask for it."""
+    return data.task_columns.cached("sched overhead", lambda _: _report(data))
+
+
+def _report(data: SwimlaneData) -> Overhead | None:
     tasks = data.task_columns
     cores = data.on(tasks.lane, *KINDS)
     if not cores.any():
